@@ -1,1 +1,25 @@
-"""odyssey.frontend."""
+"""odyssey.frontend: C source -> polyhedral scops."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from odyssey.errors import KernelParseError
+from odyssey.frontend.cparse import parse_kernel
+from odyssey.polyhedral.scop import Scop
+
+__all__ = ["load_scop", "parse_kernel"]
+
+
+def load_scop(path: str | Path, defines: Mapping[str, str] | None = None, *, index: int = 0) -> Scop:
+    """Read the C file ``path`` and return its ``index``-th scop."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise KernelParseError(f"{p}: cannot read the kernel file: {exc.strerror}") from None
+    scops = parse_kernel(p, text, defines)
+    if not 0 <= index < len(scops):
+        raise KernelParseError(f"{p}: has {len(scops)} scop region(s); scop {index} does not exist")
+    return scops[index]

@@ -1,0 +1,467 @@
+"""C source -> :class:`~odyssey.polyhedral.scop.Scop` for every ``#pragma scop`` region.
+
+The translation is pure: it takes the file's text (reading files is the
+caller's job) and returns immutable scops, or raises an error from
+:mod:`odyssey.errors` that names the file, the line and the construct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pycparser import c_ast, c_parser
+
+from odyssey.errors import (
+    KernelParseError,
+    NoScopError,
+    NotAffineError,
+    UnknownArrayError,
+    UnsupportedConstructError,
+)
+from odyssey.frontend.preprocess import preprocess
+from odyssey.polyhedral.affine import Affine
+from odyssey.polyhedral.scop import (
+    ELEM_BITS,
+    Array,
+    BinOp,
+    Loop,
+    Neg,
+    Num,
+    ParamRef,
+    Read,
+    Reference,
+    RExpr,
+    Scop,
+    SourceLoc,
+    Statement,
+)
+
+_TYPE_ALIASES = {
+    "float": "float", "double": "double", "int": "int", "signed int": "int", "signed": "int",
+    "unsigned": "unsigned int", "unsigned int": "unsigned int", "short": "short",
+    "short int": "short", "signed short": "short", "unsigned short": "unsigned short",
+    "unsigned short int": "unsigned short", "char": "char", "signed char": "signed char",
+    "unsigned char": "unsigned char", "long": "long", "long int": "long", "long long": "long",
+    "unsigned long": "unsigned long", "unsigned long long": "unsigned long",
+    "int8_t": "signed char", "uint8_t": "unsigned char", "int16_t": "short",
+    "uint16_t": "unsigned short", "int32_t": "int", "uint32_t": "unsigned int",
+    "int64_t": "long", "uint64_t": "unsigned long",
+}
+
+
+def parse_kernel(
+    path: str | Path, source: str, defines: Mapping[str, str] | None = None
+) -> list[Scop]:
+    """Every scop region of the C file ``path`` whose text is ``source``.
+
+    ``defines`` are ``-D NAME=VALUE`` overrides; size macros (``#define I 64``)
+    become named parameters of the scop.
+    """
+    path = Path(path)
+    pre = preprocess(path, source, defines or {})
+    try:
+        ast = c_parser.CParser().parse(pre.text, filename=str(path))
+    except c_parser.ParseError as exc:
+        raise KernelParseError(f"{exc}: C syntax error; fix the source") from None
+    sizes = dict(pre.sizes)
+    globals_ = _array_decls(ast.ext, sizes, {})
+    scops: list[Scop] = []
+    for ext in ast.ext:
+        if isinstance(ext, c_ast.FuncDef):
+            params = ext.decl.type.args.params if ext.decl.type.args else []
+            arrays = _array_decls(params, sizes, globals_)
+            scops.extend(_scops_in(ext.body, path, sizes, arrays, ext.decl.name))
+    if not scops:
+        raise NoScopError(
+            f"{path}: no `#pragma scop` ... `#pragma endscop` region found inside a function; "
+            "wrap the loop nest to map in those two pragmas"
+        )
+    return scops
+
+
+# --- declarations ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Decl:
+    array: Array | None  # None for a pointer
+    loc: SourceLoc
+
+
+def _loc(node: c_ast.Node) -> SourceLoc:
+    coord = node.coord
+    if coord is None:
+        return SourceLoc("<unknown>", 0)
+    return SourceLoc(str(coord.file), int(coord.line))
+
+
+def _array_decls(
+    nodes: Sequence[c_ast.Node], sizes: Mapping[str, int], outer: Mapping[str, _Decl]
+) -> dict[str, _Decl]:
+    out = dict(outer)
+    for node in nodes:
+        if not isinstance(node, c_ast.Decl) or node.name is None:
+            continue
+        t = node.type
+        dims: list[c_ast.Node | None] = []
+        while isinstance(t, c_ast.ArrayDecl):
+            dims.append(t.dim)
+            t = t.type
+        if isinstance(t, c_ast.PtrDecl):
+            out[node.name] = _Decl(None, _loc(node))
+            continue
+        if not dims or not isinstance(t, c_ast.TypeDecl) or not isinstance(
+            t.type, c_ast.IdentifierType
+        ):
+            continue
+        elem = _TYPE_ALIASES.get(" ".join(t.type.names))
+        loc = _loc(node)
+        if elem is None:
+            raise UnsupportedConstructError(
+                f"{loc}: array `{node.name}` has element type `{' '.join(t.type.names)}`; "
+                f"supported: {', '.join(sorted(ELEM_BITS))}"
+            )
+        shape: list[Affine] = []
+        for d in dims:
+            if d is None:
+                raise UnknownArrayError(
+                    f"{loc}: array `{node.name}` has a dimension without extent; give every "
+                    "dimension a size, e.g. `float A[I][K]`"
+                )
+            shape.append(_affine(d, (), sizes, what=f"extent of array `{node.name}`"))
+        out[node.name] = _Decl(Array(node.name, elem, tuple(shape)), loc)
+    return out
+
+
+# --- scop regions ------------------------------------------------------------------
+
+
+def _scops_in(
+    body: c_ast.Compound, path: Path, sizes: Mapping[str, int],
+    arrays: dict[str, _Decl], function: str,
+) -> list[Scop]:
+    scops: list[Scop] = []
+    items = list(body.block_items or [])
+    local = _array_decls(items, sizes, arrays)
+    start: int | None = None
+    for n, item in enumerate(items):
+        if isinstance(item, c_ast.Pragma):
+            word = item.string.strip()
+            if word == "scop":
+                start = n
+            elif word == "endscop" and start is not None:
+                region = items[start + 1 : n]
+                scops.append(_build_scop(region, _loc(items[start]), path, sizes, local, function))
+                start = None
+        elif isinstance(item, c_ast.Compound):
+            scops.extend(_scops_in(item, path, sizes, local, function))
+    if start is not None:
+        raise NoScopError(f"{_loc(items[start])}: `#pragma scop` without a matching `#pragma endscop`")
+    return scops
+
+
+class _Builder:
+    def __init__(self, sizes: Mapping[str, int], arrays: Mapping[str, _Decl]) -> None:
+        self.sizes = sizes
+        self.arrays = arrays
+        self.statements: list[Statement] = []
+        self.used_arrays: dict[str, Array] = {}
+
+    def walk(
+        self, node: c_ast.Node, loops: tuple[Loop, ...],
+        guards: tuple[tuple[Affine, str], ...], position: tuple[int, ...],
+    ) -> None:
+        if isinstance(node, c_ast.Compound):
+            for k, child in enumerate(node.block_items or []):
+                self.walk(child, loops, guards, position[:-1] + (position[-1] + k,))
+        elif isinstance(node, c_ast.For):
+            loop = self._loop(node, loops)
+            self.walk(node.stmt, loops + (loop,), guards, position + (0,))
+        elif isinstance(node, c_ast.If):
+            if node.iffalse is not None:
+                raise UnsupportedConstructError(
+                    f"{_loc(node)}: `else` branches are not supported in a scop; write the "
+                    "complement as a second `if`"
+                )
+            iters = tuple(lp.name for lp in loops)
+            conds = self._condition(node.cond, iters)
+            self.walk(node.iftrue, loops, guards + conds, position)
+        elif isinstance(node, c_ast.Assignment):
+            self._statement(node, loops, guards, position)
+        elif isinstance(node, c_ast.Pragma | c_ast.EmptyStatement):
+            return
+        else:
+            raise UnsupportedConstructError(
+                f"{_loc(node)}: {_describe(node)} is not supported inside a scop; a scop holds "
+                "`for` loops with affine bounds, affine `if` guards and assignments to arrays"
+            )
+
+    # loops ------------------------------------------------------------------------
+
+    def _loop(self, node: c_ast.For, loops: tuple[Loop, ...]) -> Loop:
+        loc = _loc(node)
+        outer = tuple(lp.name for lp in loops)
+        init = node.init
+        if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
+            name, lb_node = init.decls[0].name, init.decls[0].init
+        elif isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(
+            init.lvalue, c_ast.ID
+        ):
+            name, lb_node = init.lvalue.name, init.rvalue
+        else:
+            raise UnsupportedConstructError(
+                f"{loc}: loop initialisation must be `int i = <affine>` or `i = <affine>`"
+            )
+        if lb_node is None or name in outer:
+            raise UnsupportedConstructError(f"{loc}: loop `{name}` needs a fresh iterator with a start value")
+        lower = _affine(lb_node, outer, self.sizes, what=f"lower bound of loop `{name}`")
+        cond = node.cond
+        if not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=")
+                and isinstance(cond.left, c_ast.ID) and cond.left.name == name):
+            raise UnsupportedConstructError(
+                f"{loc}: loop condition must be `{name} < <affine>` or `{name} <= <affine>`"
+            )
+        upper = _affine(cond.right, outer, self.sizes, what=f"upper bound of loop `{name}`")
+        if cond.op == "<=":
+            upper = upper + Affine.constant(1)
+        if not _is_unit_step(node.next, name):
+            raise UnsupportedConstructError(
+                f"{loc}: loop `{name}` must step by +1 (`{name}++`, `++{name}` or `{name} += 1`)"
+            )
+        return Loop(name, lower, upper, loc)
+
+    def _condition(self, cond: c_ast.Node, iters: tuple[str, ...]) -> tuple[tuple[Affine, str], ...]:
+        loc = _loc(cond)
+        if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
+            return self._condition(cond.left, iters) + self._condition(cond.right, iters)
+        if isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=", "=="):
+            lhs = _affine(cond.left, iters, self.sizes, what="`if` condition")
+            rhs = _affine(cond.right, iters, self.sizes, what="`if` condition")
+            one = Affine.constant(1)
+            if cond.op == "<":
+                return ((rhs - lhs - one, ">=0"),)
+            if cond.op == "<=":
+                return ((rhs - lhs, ">=0"),)
+            if cond.op == ">":
+                return ((lhs - rhs - one, ">=0"),)
+            if cond.op == ">=":
+                return ((lhs - rhs, ">=0"),)
+            return ((lhs - rhs, "==0"),)
+        raise NotAffineError(
+            f"{loc}: `if` condition must be a conjunction (`&&`) of affine comparisons "
+            "(<, <=, >, >=, ==) of loop iterators and size parameters"
+        )
+
+    # statements -------------------------------------------------------------------
+
+    def _statement(
+        self, node: c_ast.Assignment, loops: tuple[Loop, ...],
+        guards: tuple[tuple[Affine, str], ...], position: tuple[int, ...],
+    ) -> None:
+        loc = _loc(node)
+        if node.op not in ("=", "+=", "-=", "*="):
+            raise UnsupportedConstructError(
+                f"{loc}: assignment operator `{node.op}` is not supported; use =, +=, -= or *="
+            )
+        name = f"S{len(self.statements)}"
+        iters = tuple(lp.name for lp in loops)
+        refs: list[Reference] = []
+        if not isinstance(node.lvalue, c_ast.ArrayRef):
+            raise UnsupportedConstructError(
+                f"{loc}: the left-hand side must be an array element such as `C[i][j]`, "
+                f"not {_describe(node.lvalue)}"
+            )
+        target = self._reference(node.lvalue, iters, "write", name, refs)
+        rhs = self._rexpr(node.rvalue, iters, name, refs)
+        text = _source_text(node)
+        self.statements.append(
+            Statement(name, loops, guards, node.op, target, rhs, tuple(refs), position, loc, text)
+        )
+
+    def _reference(
+        self, node: c_ast.ArrayRef, iters: tuple[str, ...], kind: str, stmt: str,
+        refs: list[Reference],
+    ) -> str:
+        loc = _loc(node)
+        subs: list[c_ast.Node] = []
+        base: c_ast.Node = node
+        while isinstance(base, c_ast.ArrayRef):
+            subs.append(base.subscript)
+            base = base.name
+        subs.reverse()
+        if not isinstance(base, c_ast.ID):
+            raise UnsupportedConstructError(f"{loc}: {_describe(base)} used as an array")
+        if base.name in iters:
+            raise UnsupportedConstructError(
+                f"{loc}: `{base.name}` is a loop iterator here and shadows the array "
+                f"`{base.name}`; rename the array or the loop"
+            )
+        decl = self.arrays.get(base.name)
+        if decl is None:
+            raise UnknownArrayError(
+                f"{loc}: array `{base.name}` is not declared; declare it with its shape and "
+                f"element type (e.g. `float {base.name}[N][M];`) as a parameter, local or global"
+            )
+        if decl.array is None:
+            raise UnsupportedConstructError(
+                f"{loc}: `{base.name}` is a pointer (declared at {decl.loc}); declare it as an "
+                f"array with its shape, e.g. `float {base.name}[N][M]`"
+            )
+        arr = decl.array
+        if len(subs) != len(arr.shape):
+            raise UnsupportedConstructError(
+                f"{loc}: `{base.name}` has {len(arr.shape)} dimensions but is subscripted with "
+                f"{len(subs)}"
+            )
+        affs = tuple(
+            _affine(s, iters, self.sizes, what=f"subscript {k} of `{base.name}`", allow_params=True)
+            for k, s in enumerate(subs)
+        )
+        self.used_arrays[arr.name] = arr
+        ref_id = f"{stmt}_{arr.name}_{sum(1 for r in refs if r.array == arr.name)}"
+        refs.append(Reference(ref_id, arr.name, kind, affs))  # type: ignore[arg-type]
+        return ref_id
+
+    def _rexpr(self, node: c_ast.Node, iters: tuple[str, ...], stmt: str, refs: list[Reference]) -> RExpr:
+        loc = _loc(node)
+        if isinstance(node, c_ast.ArrayRef):
+            return Read(self._reference(node, iters, "read", stmt, refs))
+        if isinstance(node, c_ast.Constant):
+            return Num(_number(node))
+        if isinstance(node, c_ast.ID):
+            if node.name in self.sizes:
+                return ParamRef(node.name)
+            if node.name in iters:
+                raise UnsupportedConstructError(
+                    f"{loc}: loop iterator `{node.name}` used as a value; a systolic array "
+                    "computes on array data only"
+                )
+            raise UnknownArrayError(f"{loc}: `{node.name}` is not declared as an array or size")
+        if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*"):
+            return BinOp(node.op, self._rexpr(node.left, iters, stmt, refs),
+                         self._rexpr(node.right, iters, stmt, refs))
+        if isinstance(node, c_ast.UnaryOp) and node.op == "-":
+            return Neg(self._rexpr(node.expr, iters, stmt, refs))
+        if isinstance(node, c_ast.UnaryOp) and node.op == "+":
+            return self._rexpr(node.expr, iters, stmt, refs)
+        raise UnsupportedConstructError(
+            f"{loc}: {_describe(node)} is not supported in a statement; use array elements, "
+            "constants and + - *"
+        )
+
+
+def _build_scop(
+    region: list[c_ast.Node], loc: SourceLoc, path: Path, sizes: Mapping[str, int],
+    arrays: Mapping[str, _Decl], function: str,
+) -> Scop:
+    b = _Builder(sizes, arrays)
+    for k, node in enumerate(region):
+        b.walk(node, (), (), (k,))
+    if not b.statements:
+        raise NoScopError(f"{loc}: the scop region contains no statement; put the loop nest inside it")
+    used = [a for a in b.used_arrays.values()]
+    params = tuple((n, v) for n, v in sizes.items())
+    return Scop(str(path), loc, params, tuple(used), tuple(b.statements), function)
+
+
+# --- expressions -------------------------------------------------------------------
+
+
+def _affine(
+    node: c_ast.Node, iters: Sequence[str], sizes: Mapping[str, int], *, what: str,
+    allow_params: bool = True,
+) -> Affine:
+    loc = _loc(node)
+
+    def go(n: c_ast.Node) -> Affine:
+        if isinstance(n, c_ast.Constant):
+            v = _number(n)
+            if not isinstance(v, int):
+                raise NotAffineError(f"{loc}: {what} uses the non-integer constant {n.value}")
+            return Affine.constant(v)
+        if isinstance(n, c_ast.ID):
+            if n.name in iters or (allow_params and n.name in sizes):
+                return Affine.var(n.name)
+            raise NotAffineError(
+                f"{loc}: {what} uses `{n.name}`, which is neither an enclosing loop iterator "
+                "nor a size parameter (#define NAME <integer>)"
+            )
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("-", "+"):
+            inner = go(n.expr)
+            return -inner if n.op == "-" else inner
+        if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-"):
+            lhs, rhs = go(n.left), go(n.right)
+            return lhs + rhs if n.op == "+" else lhs - rhs
+        if isinstance(n, c_ast.BinaryOp) and n.op == "*":
+            lhs, rhs = go(n.left), go(n.right)
+            if lhs.is_constant():
+                return rhs.scale(lhs.const)
+            if rhs.is_constant():
+                return lhs.scale(rhs.const)
+            raise NotAffineError(
+                f"{loc}: {what} `{_source_text(n)}` multiplies two non-constant terms, so it is "
+                "not affine in the loop iterators; rewrite it as a sum of iterators times constants"
+            )
+        raise NotAffineError(
+            f"{loc}: {what} `{_source_text(n)}` is not affine ({_describe(n)}); use sums of "
+            "loop iterators and size parameters times integer constants"
+        )
+
+    return go(node)
+
+
+def _number(node: c_ast.Constant) -> int | float:
+    text = node.value.rstrip("uUlLfF") if node.type != "char" else node.value
+    if node.type in ("int", "long int", "unsigned int", "long long int"):
+        return int(text, 0)
+    if node.type in ("float", "double"):
+        return float(text)
+    raise UnsupportedConstructError(f"{_loc(node)}: constant {node.value} of type {node.type}")
+
+
+def _is_unit_step(node: c_ast.Node | None, name: str) -> bool:
+    if isinstance(node, c_ast.UnaryOp) and node.op in ("p++", "++"):
+        return isinstance(node.expr, c_ast.ID) and node.expr.name == name
+    if isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID) and node.lvalue.name == name:
+        if node.op == "+=":
+            return isinstance(node.rvalue, c_ast.Constant) and node.rvalue.value == "1"
+        if node.op == "=" and isinstance(node.rvalue, c_ast.BinaryOp) and node.rvalue.op == "+":
+            left, right = node.rvalue.left, node.rvalue.right
+            return (isinstance(left, c_ast.ID) and left.name == name
+                    and isinstance(right, c_ast.Constant) and right.value == "1")
+    return False
+
+
+def _describe(node: c_ast.Node) -> str:
+    if isinstance(node, c_ast.While):
+        return "a `while` loop"
+    if isinstance(node, c_ast.DoWhile):
+        return "a `do`-`while` loop"
+    if isinstance(node, c_ast.FuncCall):
+        name = node.name.name if isinstance(node.name, c_ast.ID) else "?"
+        return f"a call of function `{name}`"
+    if isinstance(node, c_ast.UnaryOp) and node.op == "*":
+        return "a pointer dereference"
+    if isinstance(node, c_ast.UnaryOp) and node.op == "&":
+        return "taking an address"
+    if isinstance(node, c_ast.StructRef):
+        return "a struct or pointer member access"
+    if isinstance(node, c_ast.Decl | c_ast.DeclList):
+        return "a declaration"
+    if isinstance(node, c_ast.BinaryOp):
+        return f"operator `{node.op}`"
+    if isinstance(node, c_ast.Cast):
+        return "a cast"
+    if isinstance(node, c_ast.TernaryOp):
+        return "a conditional expression `?:`"
+    if isinstance(node, c_ast.Goto | c_ast.Break | c_ast.Continue | c_ast.Return):
+        return f"a `{type(node).__name__.lower()}` statement"
+    return f"a {type(node).__name__} construct"
+
+
+def _source_text(node: c_ast.Node) -> str:
+    from pycparser import c_generator
+
+    return str(c_generator.CGenerator().visit(node))

@@ -1,0 +1,322 @@
+"""Systolic legality, space-time mappings and pruned loop orderings (Odyssey 3.2).
+
+From a :class:`~odyssey.polyhedral.scop.Scop` this module derives the design
+space of the paper: every legal choice of space loops (a *dataflow*), crossed
+with the array-partitioning loop orderings that Theorem 3.1 keeps, each with
+its tuning parameters.
+
+Rules (each stated where it is applied):
+
+* one computational statement per scop, plus optional *initialisers*
+  (``C[i][j] = 0`` writing the statement's target with a constant in a prefix
+  of its loops); ``+=``, ``-=`` and ``*=`` are associative reductions;
+* every array written is accessed with one linear access function, so all its
+  dependences are uniform;
+* a band loop may be a space loop when every uniform flow and read reuse
+  vector has distance 0 or 1 on it;
+* ``RL(r)``: the array-partitioning loops carrying a uniform read/flow
+  dependence of reference ``r`` along their own axis (the loops ``r`` does not
+  depend on); the kept orderings are ``<NRL(r), RL(r)>`` for every ``r``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Literal
+
+import islpy as isl
+
+from odyssey.errors import DesignNotFoundError, IllegalMappingError
+from odyssey.polyhedral.affine import Affine
+from odyssey.polyhedral.dependences import Reuse, reuse_vectors
+from odyssey.polyhedral.scop import Num, Scop, Statement
+
+Level = Literal["array_part", "latency", "simd"]
+
+
+@dataclass(frozen=True, slots=True)
+class BandLoop:
+    """A loop of the array-partitioning band with its bounding box ``[lower, lower+extent)``."""
+
+    name: str
+    lower: int
+    extent: int
+    extent_expr: Affine | None  # symbolic extent in size parameters, when the box is rectangular
+    rectangular: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TuningParam:
+    name: str
+    loop: str
+    level: Level
+    lower: int
+    upper: int
+    divides: str | None
+
+    def as_json(self) -> dict[str, object]:
+        return {"name": self.name, "loop": self.loop, "level": self.level,
+                "lower": self.lower, "upper": self.upper, "divides": self.divides}
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """How one reference reaches the PEs in a design."""
+
+    ref_id: str
+    array: str
+    role: Literal["input", "output"]
+    reuse_loops: tuple[str, ...]  # RL(r)
+    transport: Literal["chain", "direct"]
+    chain_loop: str | None  # space loop it flows (or reduces) along
+
+
+@dataclass(frozen=True, slots=True)
+class Design:
+    """One point of the design space up to tiling: a dataflow and a loop ordering."""
+
+    id: str
+    index: int
+    space_loops: tuple[str, ...]
+    order: tuple[str, ...]  # array-partitioning loops, outer to inner
+    order_groups: tuple[tuple[str, ...], tuple[str, ...]]  # (NRL, RL)
+    time_loops: tuple[str, ...]
+    band: tuple[BandLoop, ...]
+    reduction_loops: tuple[str, ...]
+    parallel_loops: tuple[str, ...]
+    simd_candidates: tuple[str, ...]
+    simd_loop: str | None
+    operands: tuple[Operand, ...]
+    output_accumulation: Literal["on_chip", "partial_sums_leave_array"]
+    params: tuple[TuningParam, ...]
+
+    @property
+    def dataflow(self) -> str:
+        return "[" + ",".join(self.space_loops) + "]"
+
+    @property
+    def ordering(self) -> str:
+        nrl, rl = self.order_groups
+        parts = ["[" + ",".join(g) + "]" for g in (nrl, rl) if g]
+        return "<" + ",".join(parts) + ">"
+
+    def loop(self, name: str) -> BandLoop:
+        for b in self.band:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def param(self, name: str) -> TuningParam:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopLegality:
+    loop: str
+    space_ok: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class KernelSpace:
+    """The analysed kernel: main statement, initialisers, reuse and the designs."""
+
+    scop: Scop
+    statement: str
+    initializers: tuple[str, ...]
+    band: tuple[BandLoop, ...]
+    reuse: tuple[Reuse, ...]
+    legality: tuple[LoopLegality, ...]
+    orderings: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+    designs: tuple[Design, ...]
+
+    def design(self, key: str) -> Design:
+        for d in self.designs:
+            if key in (d.id, str(d.index)):
+                return d
+        known = ", ".join(d.id for d in self.designs)
+        raise DesignNotFoundError(
+            f"design `{key}` is not in the design space of this kernel; known ids: {known} "
+            "(or their index 0..N-1)"
+        )
+
+
+def param_name(loop: str, level: int) -> str:
+    return f"T_{loop}{level}"
+
+
+def analyse(scop: Scop, *, max_dim: int = 2) -> KernelSpace:
+    """Check systolic legality and enumerate the design space of ``scop``."""
+    main, inits = _main_statement(scop)
+    _check_uniform(scop, main)
+    band = _band(scop, main)
+    names = tuple(b.name for b in band)
+    reuse = tuple(reuse_vectors(main, r) for r in _refs_in_order(main))
+    legality = _space_legality(names, reuse)
+    eligible = [lg.loop for lg in legality if lg.space_ok]
+    if not eligible:
+        why = "; ".join(f"{lg.loop}: {lg.reason}" for lg in legality)
+        raise IllegalMappingError(
+            f"{main.loc}: statement `{main.text}` cannot be mapped to a systolic array: no loop "
+            f"can be a space loop ({why})"
+        )
+    orderings: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    for ru in reuse:
+        rl = ru.unit_loops(names)
+        nrl = tuple(n for n in names if n not in rl)
+        # orderings with the same loop order are the same design: keep the first notation
+        if all(a + b != nrl + rl for a, b in orderings):
+            orderings.append((nrl, rl))
+    mappings: list[tuple[str, ...]] = []
+    for dim in range(1, max_dim + 1):
+        mappings.extend(combinations(eligible, dim))
+    target = reuse[0]
+    reduction = target.unit_loops(names) if main.op != "=" else ()
+    parallel = tuple(n for n in names if n not in reduction)
+    simd_cands = reduction
+    simd = max(simd_cands, key=lambda n: (_loop(band, n).extent, -names.index(n)), default=None)
+    params = _params(band, parallel, simd)
+    designs: list[Design] = []
+    for space in mappings:
+        for nrl, rl in orderings:
+            order = nrl + rl
+            operands = tuple(_operand(ru, names, space, k == 0) for k, ru in enumerate(reuse))
+            last_idx = max((order.index(n) for n in names if n not in reduction), default=-1)
+            outer_red = any(order.index(n) < last_idx for n in reduction)
+            designs.append(Design(
+                id=_slug(space, nrl, rl), index=len(designs), space_loops=space, order=order,
+                order_groups=(nrl, rl), time_loops=tuple(n for n in names if n not in space),
+                band=band, reduction_loops=reduction, parallel_loops=parallel,
+                simd_candidates=simd_cands, simd_loop=simd, operands=operands,
+                output_accumulation="partial_sums_leave_array" if outer_red else "on_chip",
+                params=params,
+            ))
+    return KernelSpace(scop, main.name, tuple(s.name for s in inits), band, reuse, legality,
+                       tuple(orderings), tuple(designs))
+
+
+# --- pieces --------------------------------------------------------------------------
+
+
+def _main_statement(scop: Scop) -> tuple[Statement, list[Statement]]:
+    main = max(scop.statements, key=lambda s: (len(s.loops), s.op != "="))
+    inits: list[Statement] = []
+    for s in scop.statements:
+        if s is main:
+            continue
+        w, mw = s.write, main.write
+        prefix = main.loops[: len(s.loops)]
+        is_init = (
+            s.op == "=" and isinstance(s.rhs, Num) and w.array == mw.array
+            and w.subscripts == mw.subscripts and s.loops == prefix and not s.guards
+            and main.op != "=" and s.position < main.position
+        )
+        if not is_init:
+            raise IllegalMappingError(
+                f"{s.loc}: statement `{s.text}` is a second computation; odyssey maps one "
+                f"statement per scop (here `{main.text}` at {main.loc}) plus initialisers that "
+                "set its target to a constant before the reduction; split the kernel into one "
+                "scop per computation"
+            )
+        inits.append(s)
+    return main, inits
+
+
+def _refs_in_order(main: Statement) -> list:
+    return [main.write] + list(main.reads)
+
+
+def _check_uniform(scop: Scop, main: Statement) -> None:
+    w = main.write
+    rows_w = [[s.coeff(it) for it in main.iterators] for s in w.subscripts]
+    for r in main.reads:
+        if r.array != w.array:
+            continue
+        rows_r = [[s.coeff(it) for it in main.iterators] for s in r.subscripts]
+        same_const = all(a.const == b.const for a, b in zip(r.subscripts, w.subscripts, strict=True))
+        if rows_r != rows_w or not same_const:
+            raise IllegalMappingError(
+                f"{main.loc}: array `{w.array}` is written as `{_ref_text(w)}` and read as "
+                f"`{_ref_text(r)}` in `{main.text}`: the dependence between them is not uniform, "
+                "so the kernel cannot be mapped to a systolic array (odyssey needs uniform "
+                "dependences, as in matrix multiplication or convolution)"
+            )
+    if main.op == "=" and any(all(s.coeff(n) == 0 for s in w.subscripts) for n in main.iterators):
+        raise IllegalMappingError(
+            f"{main.loc}: `{main.text}` overwrites `{w.array}` along a loop that does not index "
+            "it; use `+=` for a reduction"
+        )
+
+
+def _ref_text(r) -> str:
+    return r.array + "".join(f"[{s}]" for s in r.subscripts)
+
+
+def _band(scop: Scop, main: Statement) -> tuple[BandLoop, ...]:
+    dom = scop.domain(main)
+    params = set(scop.param_names)
+    out: list[BandLoop] = []
+    for k, lp in enumerate(main.loops):
+        lo = _bound(dom, k, upper=False)
+        hi = _bound(dom, k, upper=True)
+        rect = lp.lower.names <= params and lp.upper.names <= params and not main.guards
+        expr = (lp.upper - lp.lower) if rect else None
+        out.append(BandLoop(lp.name, lo, hi - lo + 1, expr, rect))
+    return tuple(out)
+
+
+def _bound(dom: isl.Set, k: int, *, upper: bool) -> int:
+    pa = dom.dim_max(k) if upper else dom.dim_min(k)
+    vals: list[int] = []
+
+    def take(_set: isl.Set, aff: isl.Aff) -> None:
+        vals.append(aff.get_constant_val().to_python())
+
+    pa.foreach_piece(take)
+    return max(vals) if upper else min(vals)
+
+
+def _loop(band: tuple[BandLoop, ...], name: str) -> BandLoop:
+    return next(b for b in band if b.name == name)
+
+
+def _space_legality(names: tuple[str, ...], reuse: tuple[Reuse, ...]) -> tuple[LoopLegality, ...]:
+    out = []
+    for k, name in enumerate(names):
+        bad = [(ru, v) for ru in reuse for v in ru.vectors if v[k] not in (0, 1)]
+        if bad:
+            ru, v = bad[0]
+            kind = "flow" if ru.kind == "write" else "read"
+            out.append(LoopLegality(name, False, f"the uniform {kind} dependence of `{ru.array}` "
+                                    f"with distance {v} has {v[k]} on `{name}` (needs 0 or 1)"))
+        else:
+            out.append(LoopLegality(name, True, "every flow and read dependence distance is 0 or 1"))
+    return tuple(out)
+
+
+def _operand(ru: Reuse, names: tuple[str, ...], space: tuple[str, ...], is_output: bool) -> Operand:
+    rl = ru.unit_loops(names)
+    along = [s for s in space if s in rl]
+    return Operand(ru.ref_id, ru.array, "output" if is_output else "input", rl,
+                   "chain" if along else "direct", along[0] if along else None)
+
+
+def _params(band: tuple[BandLoop, ...], parallel: tuple[str, ...], simd: str | None) -> tuple[TuningParam, ...]:
+    out = [TuningParam(param_name(b.name, 1), b.name, "array_part", 1, b.extent, None) for b in band]
+    for b in band:
+        if b.name in parallel:
+            out.append(TuningParam(param_name(b.name, 2), b.name, "latency", 1, b.extent,
+                                   param_name(b.name, 1)))
+    if simd is not None:
+        ext = _loop(band, simd).extent
+        out.append(TuningParam(param_name(simd, 2), simd, "simd", 1, ext, param_name(simd, 1)))
+    return tuple(out)
+
+
+def _slug(space: tuple[str, ...], nrl: tuple[str, ...], rl: tuple[str, ...]) -> str:
+    sep = "" if all(len(n) == 1 for n in space + nrl + rl) else "_"
+    return f"{sep.join(space)}-{sep.join(nrl)}.{sep.join(rl)}"
