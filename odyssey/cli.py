@@ -48,6 +48,58 @@ def _cmd_designs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from odyssey.codegen.generate import generate
+    from odyssey.codegen.tiling import parse_tiling_text
+    from odyssey.codegen.writer import write_design
+    from odyssey.frontend import load_scop
+    from odyssey.mapping.space import analyse
+
+    scop = load_scop(args.kernel, _defines(args.define))
+    ks = analyse(scop, max_dim=3)
+    design = ks.design(args.design)
+    values = parse_tiling_text(args.tiling)
+    gen = generate(ks, design, values, seed=args.seed, command=["odyssey", *sys.argv[1:]])
+    out = write_design(gen, Path(args.out))
+    t = gen.tiling
+    dims = " x ".join(str(g.outer) for g in t.space)
+    print(f"wrote {out}/ (kernel.cpp, kernel.h, host.cpp, hls.tcl, Makefile, descriptor.json)")
+    print(f"design {design.id}: dataflow {design.dataflow}, ordering {design.ordering}; "
+          f"array {dims} = {t.num_pes} PEs; tiling {t.describe()}")
+    padded = [g.name for g in t.loops if g.is_padded]
+    if padded:
+        print("zero-padded loops: " + ", ".join(f"{g.name} {g.extent}->{g.padded}" for g in t.loops if g.is_padded))
+    if gen.model_only:
+        print(f"model only: {gen.model_only}")
+    return 0
+
+
+def _cmd_csim(args: argparse.Namespace) -> int:
+    import json as _json
+    from pathlib import Path
+
+    from odyssey.codegen.csim import run_csim
+
+    d = Path(args.dir)
+    desc_path = d / "descriptor.json"
+    if not desc_path.is_file():
+        raise OdysseyError(f"{d}: not a design directory (no descriptor.json); create one with `odyssey generate`")
+    desc = _json.loads(desc_path.read_text())
+    reason = desc.get("design", {}).get("model_only")
+    if reason:
+        print(f"{d}: design {desc['design']['id']} is model-only ({reason}); nothing to simulate")
+        return 3
+    res = run_csim(d, timeout_s=args.timeout)
+    print(f"{d}: {res.status}: {res.message} (compile {res.compile_seconds:.1f} s, run {res.run_seconds:.2f} s)")
+    if not res.passed and res.status in ("compile_error", "runtime_error", "deadlock", "mismatch"):
+        tail = (res.stderr or res.stdout).strip().splitlines()[-20:]
+        for line in tail:
+            print("  " + line)
+    return 0 if res.passed else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="odyssey", description="Systolic-array generator and auto-tuner for FPGAs")
     sub = p.add_subparsers(dest="command", required=True)
@@ -60,6 +112,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest systolic array dimension (default 2)")
     d.add_argument("--json", action="store_true", help="print a JSON list of designs")
     d.set_defaults(func=_cmd_designs)
+
+    g = sub.add_parser("generate", help="generate the HLS C++ design of one design and tiling")
+    g.add_argument("kernel")
+    g.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE")
+    g.add_argument("--design", required=True, help="design id or index from `odyssey designs`")
+    g.add_argument("--tiling", required=True, metavar="T_i1=16,...",
+                   help="tiling factors by name (see `odyssey designs --json`)")
+    g.add_argument("--out", required=True, help="output directory (replaced if it holds an odyssey design)")
+    g.add_argument("--seed", type=int, default=1, help="seed of the testbench's random inputs")
+    g.set_defaults(func=_cmd_generate)
+
+    c = sub.add_parser("csim", help="build and run a generated design's C simulation with g++")
+    c.add_argument("dir", help="design directory written by `odyssey generate`")
+    c.add_argument("--timeout", type=float, default=120.0, help="seconds before a run counts as hung")
+    c.set_defaults(func=_cmd_csim)
     return p
 
 

@@ -1,1 +1,49 @@
-"""odyssey.platforms."""
+"""odyssey.platforms: FPGA resource tables and per-dtype operator costs, as data.
+
+The numbers live in the JSON files next to this module (one per platform, plus
+``optable.json``); :mod:`odyssey.platforms.loader` validates and loads them.
+"""
+
+from __future__ import annotations
+
+from odyssey.platforms.loader import (
+    DEFAULT_USABLE_FRACTION,
+    RESOURCES,
+    BramGeometry,
+    MemoryInterface,
+    OpCost,
+    OpCosts,
+    Platform,
+    Resource,
+    ResourceCounts,
+    UramGeometry,
+    UsableFractions,
+    available,
+    default_op_costs,
+    list_platforms,
+    load_op_costs,
+    load_platform,
+    mac_cost,
+    op_cost,
+)
+
+__all__ = [
+    "DEFAULT_USABLE_FRACTION",
+    "RESOURCES",
+    "BramGeometry",
+    "MemoryInterface",
+    "OpCost",
+    "OpCosts",
+    "Platform",
+    "Resource",
+    "ResourceCounts",
+    "UramGeometry",
+    "UsableFractions",
+    "available",
+    "default_op_costs",
+    "list_platforms",
+    "load_op_costs",
+    "load_platform",
+    "mac_cost",
+    "op_cost",
+]

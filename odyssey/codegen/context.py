@@ -1,0 +1,191 @@
+"""Shared naming and index arithmetic for the module builders.
+
+Variable names in generated code:
+
+* ``t_<l>``: tile index of band loop ``l`` (``ceil(E_l / T_l1)`` iterations);
+* ``x1_<l>``: outer point loop of a time loop (``T_l1 / T_l2``), ``x2_<l>``: latency-hiding
+  loop (``T_l2``), ``ln``: SIMD lane (unrolled);
+* ``p_<s>``: a PE's (or an I/O module's) position along space loop ``s`` (template argument);
+* ``b_<s>``: the position of the block being transferred along an I/O chain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from odyssey.codegen.geometry import OperandGeom
+from odyssey.codegen.hls_ast import For, Stmt
+from odyssey.codegen.tiling import LoopGeom, Tiling
+from odyssey.expr import Expr, const, floor_div, sym
+from odyssey.polyhedral.scop import Scop, Statement
+
+#: C names of element types in generated helper function names
+TYPE_TAG = {
+    "float": "float", "double": "double", "int": "int", "unsigned int": "uint", "short": "short",
+    "unsigned short": "ushort", "char": "char", "unsigned char": "uchar", "signed char": "schar",
+    "long": "long", "unsigned long": "ulong",
+}
+
+
+def of_bits(ctype: str) -> str:
+    """Name of the generated helper turning bits into a ``ctype`` value."""
+    return f"{TYPE_TAG[ctype]}_of"
+
+
+@dataclass(frozen=True)
+class Ctx:
+    scop: Scop
+    main: Statement
+    tiling: Tiling
+    operands: tuple[OperandGeom, ...]
+    c0: str | None  # the initialiser's constant, or None when the output starts from DRAM
+    fadd_latency: int  # latency of the reduction operator (cycles)
+
+    # --- loops -------------------------------------------------------------------------
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        return self.tiling.design.order
+
+    def g(self, loop: str) -> LoopGeom:
+        return self.tiling.loop(loop)
+
+    def tile_loops(self, names: tuple[str, ...], body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        for name in reversed(names):
+            body = (For(f"t_{name}", self.g(name).tiles_sym, body),)
+        return body
+
+    @property
+    def output(self) -> OperandGeom:
+        return next(o for o in self.operands if o.role == "output")
+
+    @property
+    def inputs(self) -> tuple[OperandGeom, ...]:
+        return tuple(o for o in self.operands if o.role == "input")
+
+    @property
+    def parallel(self) -> tuple[str, ...]:
+        return self.tiling.design.parallel_loops
+
+    @property
+    def reduction(self) -> tuple[str, ...]:
+        return self.tiling.design.reduction_loops
+
+    @property
+    def out_trunc(self) -> int:
+        """Tile loops ``order[:out_trunc]`` enumerate the visits of an output tile."""
+        return self.output.trunc
+
+    @property
+    def outer_reduction(self) -> tuple[str, ...]:
+        """Reduction tile loops outside the last output loop: partial sums leave the array."""
+        return tuple(n for n in self.order[: self.out_trunc] if n in self.reduction)
+
+    @property
+    def inner_reduction(self) -> tuple[str, ...]:
+        return tuple(n for n in self.order[self.out_trunc :])
+
+    @property
+    def needs_cin(self) -> bool:
+        return self.c0 is None or any(self.g(n).tiles > 1 for n in self.outer_reduction)
+
+    def cin_cond(self) -> tuple[str, Expr | None]:
+        """C condition under which a visit reads partial sums back, and its frequency."""
+        if self.c0 is None:
+            return "true", None
+        parts = [f"t_{n} > 0" for n in self.outer_reduction if self.g(n).tiles > 1]
+        first: Expr = const(1)  # fraction of visits where every outer reduction index is 0
+        for n in self.outer_reduction:
+            first = first / self.g(n).tiles_sym
+        return (" || ".join(parts) if parts else "false"), const(1) - first
+
+    # --- PE loop nest ------------------------------------------------------------------
+
+    def pe_loops(self) -> list[tuple[str, str, Expr, int]]:
+        """The PE's per-tile loops outer to inner: (var, loop, trip, concrete trip)."""
+        out: list[tuple[str, str, Expr, int]] = []
+        for name in self.order:
+            g = self.g(name)
+            if not g.space:
+                out.append((f"x1_{name}", name, g.outer_sym, g.outer))
+        for b in self.tiling.design.band:
+            g = self.g(b.name)
+            if g.level2 == "latency":
+                out.append((f"x2_{b.name}", b.name, g.t2_sym, g.t2))
+        return out
+
+    def pe_iterations(self) -> tuple[Expr, int]:
+        e: Expr = const(1)
+        n = 1
+        for _, _, trip, val in self.pe_loops():
+            e = e * trip
+            n *= val
+        return e, n
+
+    def pe_ii(self) -> int:
+        """Initiation interval of the PE pipeline: the accumulator is re-read every ``D``
+        iterations, ``D`` = product of the PE loops inside the innermost reduction loop that
+        iterates (trip > 1); ``II = max(1, ceil(L_op / D))``."""
+        loops = self.pe_loops()
+        red = [k for k, (_, loop, _, val) in enumerate(loops) if loop in self.reduction and val > 1]
+        if not red:
+            return 1
+        d = 1
+        for _, _, _, val in loops[red[-1] + 1 :]:
+            d *= val
+        return max(1, -(-self.fadd_latency // d))
+
+    def local(self, loop: str, lane: str = "ln") -> str:
+        """C value of a loop's offset within the PE's part of a tile (time loops: within the
+        tile; space loops: within the PE's ``T_s2`` values)."""
+        g = self.g(loop)
+        inner = lane if g.level2 == "simd" else (f"x2_{loop}" if g.level2 == "latency" else None)
+        if g.space:
+            return inner or "0"
+        if inner is None:
+            return f"x1_{loop}"
+        return f"x1_{loop} * T_{loop}2 + {inner}"
+
+    def global_value(self, loop: str, lane: str = "ln") -> str:
+        """C value of the original iterator inside a PE with template position ``p_<s>``."""
+        g = self.g(loop)
+        base = f"{g.lower} + t_{loop} * T_{loop}1" if g.lower else f"t_{loop} * T_{loop}1"
+        if g.space:
+            return f"({base} + p_{loop} * T_{loop}2 + {self.local(loop, lane)})"
+        return f"({base} + {self.local(loop, lane)})"
+
+    # --- accumulator -------------------------------------------------------------------
+
+    def acc_dims(self) -> list[tuple[str, Expr, int]]:
+        """(loop, symbolic size, size) of the PE accumulator: one axis per parallel loop."""
+        out = []
+        for name in self.parallel:
+            g = self.g(name)
+            out.append((name, g.pe_range_sym, g.pe_range))
+        return out
+
+    def acc_size(self) -> tuple[Expr, int]:
+        e: Expr = const(1)
+        n = 1
+        for _, s, v in self.acc_dims():
+            e, n = e * s, n * v
+        return e, n
+
+    def acc_index(self, values: dict[str, str]) -> str:
+        idx = "0"
+        for name, _, _ in self.acc_dims():
+            g = self.g(name)
+            idx = f"({idx}) * {'T_' + name + ('2' if g.space else '1')} + {values[name]}"
+        return idx
+
+    def pe_count(self, loop: str) -> tuple[Expr, int]:
+        g = self.g(loop)
+        return g.outer_sym, g.outer
+
+
+def sym_int(name: str) -> Expr:
+    return sym(name)
+
+
+def ratio(a: Expr, b: Expr) -> Expr:
+    return floor_div(a, b)

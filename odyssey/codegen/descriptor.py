@@ -1,0 +1,103 @@
+"""The design descriptor: everything the performance models need, as JSON data.
+
+Sections (``docs/descriptor.md`` documents each field): ``schema_version``, ``kernel``,
+``design``, ``tiling``, ``params`` (tuning parameters with bounds and divisibility),
+``sizes``, ``loops`` (symbolic extents, tiles and padding per band loop), ``modules`` (the
+AST of every module kind and its instances), ``memory`` (every on-chip buffer),
+``compute`` (SIMD lanes, operators per lane and types, II), ``topology`` (array shape and
+module counts) and ``fifos``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odyssey.codegen.context import Ctx
+from odyssey.codegen.hls_ast import stmt_json
+from odyssey.codegen.io_modules import blk_t
+from odyssey.codegen.pe import op_table
+from odyssey.codegen.top import Array
+from odyssey.expr import Expr, to_json
+
+SCHEMA_VERSION = 1
+
+
+def _j(e: Expr) -> Any:
+    return to_json(e)
+
+
+def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
+    t = ctx.tiling
+    d = t.design
+    scop = ctx.scop
+    counts: dict[str, int] = {}
+    for inst in arr.instances:
+        counts[inst.func] = counts.get(inst.func, 0) + 1
+    memory: list[dict[str, Any]] = []
+    for op in ctx.operands:
+        if op.role == "input":
+            memory.append({
+                "name": f"{op.name}_block", "module": f"{op.name}_IO_L{'1' if len(op.inj) == 2 else '2'}_in",
+                "array": op.array.name, "elem": op.ctype, "bits": op.bits, "dims": list(op.box),
+                "dims_sym": [_j(e) for e in op.box_sym], "double_buffered": True,
+                "instances": max(1, _prod(ctx.g(s).outer for s in op.inj)), "packing_lanes": op.lanes,
+                "partition": {"dim": -1, "factor": 1}, "ctype": blk_t(op),
+            })
+    acc_sym, acc_n = ctx.acc_size()
+    memory.append({
+        "name": "acc", "module": "PE", "array": ctx.output.array.name, "elem": ctx.output.ctype,
+        "bits": ctx.output.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)], "double_buffered": False,
+        "instances": t.num_pes, "packing_lanes": 1, "partition": None,
+    })
+    if ctx.needs_cin and ctx.main.op != "=":
+        out = ctx.output
+        memory.append({
+            "name": f"{out.name}_partial_block", "module": f"{out.name}_IO_L2_in", "array": out.array.name,
+            "elem": out.ctype, "bits": out.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)],
+            "double_buffered": True, "instances": max(1, _prod(ctx.g(s).outer for s in out.inj)),
+            "packing_lanes": 1, "partition": None,
+        })
+    simd = t.loop(d.simd_loop).t2 if d.simd_loop else 1
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generator": "odyssey",
+        "command": command,
+        "kernel": {"file": scop.file, "function": scop.function, "statement": ctx.main.text,
+                   "op": ctx.main.op, "initial_value": ctx.c0},
+        "design": {"id": d.id, "index": d.index, "dataflow": d.dataflow, "ordering": d.ordering,
+                   "space_loops": list(d.space_loops), "order": list(d.order),
+                   "reduction_loops": list(d.reduction_loops), "simd_loop": d.simd_loop,
+                   "output_accumulation": d.output_accumulation, "model_only": None},
+        "sizes": dict(scop.params),
+        "tiling": dict(t.values),
+        "params": [p.as_json() for p in d.params],
+        "loops": [{"name": g.name, "lower": g.lower, "extent": g.extent, "extent_sym": _j(g.extent_sym),
+                   "tiles": g.tiles, "tiles_sym": _j(g.tiles_sym), "padded": g.padded, "space": g.space,
+                   "reduction": g.reduction, "level2": g.level2} for g in t.loops],
+        "operands": [{"name": op.name, "array": op.array.name, "role": op.role, "elem": op.ctype,
+                      "bits": op.bits, "injection_loops": list(op.inj), "chain_loop": op.chain,
+                      "reload_loops": list(d.order[: op.trunc]), "lanes": op.lanes, "simd": op.simd,
+                      "dram_shape": list(op.dram_shape), "box": list(op.box),
+                      "box_sym": [_j(e) for e in op.box_sym]} for op in ctx.operands],
+        "modules": [{"name": f.name, "kind": f.kind, "template": list(f.template),
+                     "instances": [list(i.template_args) for i in arr.instances if i.func == f.name],
+                     "ast": [stmt_json(s) for s in f.body]} for f in arr.functions.values()],
+        "memory": memory,
+        "compute": {"simd_lanes": simd, "ops_per_lane": op_table(ctx), "dtype": ctx.output.ctype,
+                    "operand_types": {op.name: op.ctype for op in ctx.inputs},
+                    "pe_ii": ctx.pe_ii(), "reduction_latency": ctx.fadd_latency,
+                    "pe_iterations_per_tile": ctx.pe_iterations()[1],
+                    "pe_iterations_per_tile_sym": _j(ctx.pe_iterations()[0])},
+        "topology": {"array_dims": [g.outer for g in t.space],
+                     "array_dims_sym": [_j(g.outer_sym) for g in t.space],
+                     "num_pes": t.num_pes, "module_counts": counts},
+        "fifos": [{"name": f.name, "type": f.ctype, "bits": f.bits, "depth": f.depth, "kind": f.kind}
+                  for f in arr.fifos.values()],
+    }
+
+
+def _prod(xs: Any) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n

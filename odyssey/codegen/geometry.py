@@ -1,0 +1,198 @@
+"""Operand geometry: which PEs an operand reaches, the on-chip boxes, packing and padding.
+
+For an operand ``r`` with subscripts ``a_d . x + c_d`` (non-negative coefficients):
+
+* the *injection* loops are the space loops except the one ``r`` flows (or, for the
+  output, reduces) along; one lowest-level I/O module serves each injection position;
+* the *box* of one module is the part of ``r`` its PEs touch in one tile:
+  ``ext_d = 1 + sum_l a_{d,l} * (R_l - 1)`` with ``R_l = T_l2`` for injection loops and
+  ``T_l1`` for time loops (``R = 1`` for loops ``r`` does not depend on);
+* words on the I/O chain pack ``lanes`` consecutive elements of the innermost dimension:
+  the largest power of two (at most 512 bits) dividing that dimension's extent and every
+  stride of its base address;
+* DRAM holds ``r`` zero-padded to the tiled iteration space (and the innermost dimension to
+  a multiple of ``lanes``); the host copies the data in and out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+from typing import Literal
+
+from odyssey.codegen.tiling import Tiling, affine_expr
+from odyssey.errors import CodegenError
+from odyssey.expr import Expr, add, const
+from odyssey.polyhedral.affine import Affine
+from odyssey.polyhedral.scop import Array, Reference, Scop
+
+MAX_PORT_BITS = 512
+
+
+@dataclass(frozen=True, slots=True)
+class OperandGeom:
+    name: str  # identifier used in generated names (array name, or array+index)
+    array: Array
+    ref: Reference
+    role: Literal["input", "output", "cin"]
+    inj: tuple[str, ...]  # injection space loops, outer to inner
+    chain: str | None  # space loop the data flows (or reduces) along
+    trunc: int  # tile loops order[:trunc] are the ones the operand is (re)loaded under
+    box: tuple[int, ...]  # module box extents per array dimension
+    box_sym: tuple[Expr, ...]
+    lanes: int  # elements per I/O chain word
+    simd: bool  # the PE reads a vector of SIMD lanes per iteration
+    dram_shape: tuple[int, ...]  # padded DRAM shape
+
+    @property
+    def ctype(self) -> str:
+        return self.array.elem
+
+    @property
+    def bits(self) -> int:
+        return self.array.bits
+
+    @property
+    def box_elems(self) -> int:
+        n = 1
+        for e in self.box:
+            n *= e
+        return n
+
+    @property
+    def words_per_box(self) -> int:
+        return self.box_elems // self.lanes
+
+    @property
+    def word_type(self) -> str:
+        return f"{self.name}_t{self.lanes}"
+
+    def dep(self, loop: str) -> bool:
+        return any(s.coeff(loop) != 0 for s in self.ref.subscripts)
+
+
+def operand_names(refs: list[Reference]) -> dict[str, str]:
+    """Identifier per reference: the array name, numbered when an array has several refs."""
+    count: dict[str, int] = {}
+    for r in refs:
+        count[r.array] = count.get(r.array, 0) + 1
+    seen: dict[str, int] = {}
+    out = {}
+    for r in refs:
+        if count[r.array] == 1:
+            out[r.ref_id] = r.array
+        else:
+            out[r.ref_id] = f"{r.array}{seen.get(r.array, 0)}"
+            seen[r.array] = seen.get(r.array, 0) + 1
+    return out
+
+
+def build_operands(scop: Scop, tiling: Tiling) -> list[OperandGeom]:
+    design = tiling.design
+    main = scop.statement(next(s.name for s in scop.statements if s.write.ref_id == design.operands[0].ref_id))
+    refs = [main.write] + list(main.reads)
+    names = operand_names(refs)
+    order = design.order
+    out: list[OperandGeom] = []
+    for op in design.operands:
+        ref = main.ref(op.ref_id)
+        arr = scop.array(ref.array)
+        for s in ref.subscripts:
+            for name, c in s.coeffs:
+                if name in design.order and c < 0:
+                    raise CodegenError(
+                        f"{main.loc}: subscript `{s}` of `{ref.array}` has a negative coefficient "
+                        f"on loop `{name}`; the generator supports non-negative coefficients only"
+                    )
+        inj = tuple(s for s in design.space_loops if s != op.chain_loop)
+        dep_pos = [k for k, lp in enumerate(order) if any(s.coeff(lp) for s in ref.subscripts)]
+        trunc = (max(dep_pos) + 1) if dep_pos else 0
+        box, box_sym = _box(ref, tiling, inj)
+        role: Literal["input", "output"] = "input" if op.role == "input" else "output"
+        simd = design.simd_loop is not None and any(s.coeff(design.simd_loop) for s in ref.subscripts)
+        lanes = _lanes(ref, tiling, inj, box, arr.bits) if role == "input" else 1
+        out.append(OperandGeom(
+            name=names[op.ref_id], array=arr, ref=ref, role=role, inj=inj, chain=op.chain_loop,
+            trunc=trunc, box=box, box_sym=box_sym, lanes=lanes, simd=simd and role == "input",
+            dram_shape=_dram_shape(ref, arr, tiling, scop, lanes),
+        ))
+    return out
+
+
+def _pe_range(tiling: Tiling, loop: str, inj: tuple[str, ...]) -> tuple[int, Expr]:
+    g = tiling.loop(loop)
+    if g.space:
+        if loop in inj:
+            return g.t2, g.t2_sym
+        return 1, const(1)  # the chain loop: the operand does not depend on it
+    return g.t1, g.t1_sym
+
+
+def _box(ref: Reference, tiling: Tiling, inj: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[Expr, ...]]:
+    ext: list[int] = []
+    ext_sym: list[Expr] = []
+    for s in ref.subscripts:
+        n = 1
+        terms: list[Expr] = [const(1)]
+        for loop, c in s.coeffs:
+            if loop not in tiling.design.order:
+                continue
+            r, r_sym = _pe_range(tiling, loop, inj)
+            n += c * (r - 1)
+            terms.append((r_sym - 1) * c)
+        ext.append(n)
+        ext_sym.append(add(*terms))
+    return tuple(ext), tuple(ext_sym)
+
+
+def _lanes(ref: Reference, tiling: Tiling, inj: tuple[str, ...], box: tuple[int, ...], bits: int) -> int:
+    if not ref.subscripts:
+        return 1
+    inner = ref.subscripts[-1]
+    g = box[-1]
+    g = gcd(g, abs(inner.const))
+    for loop, c in inner.coeffs:
+        if loop not in tiling.design.order:
+            g = gcd(g, 0)  # parameter offsets: no constraint known at generation time
+            continue
+        lg = tiling.loop(loop)
+        g = gcd(g, c * lg.t1)
+        g = gcd(g, c * lg.lower)
+        if loop in inj:
+            g = gcd(g, c * lg.t2)
+    lanes = 1
+    while lanes * 2 * bits <= MAX_PORT_BITS and g % (lanes * 2) == 0:
+        lanes *= 2
+    return lanes
+
+
+def _dram_shape(ref: Reference, arr: Array, tiling: Tiling, scop: Scop, lanes: int) -> tuple[int, ...]:
+    values = scop.param_values
+    shape = []
+    for d, s in enumerate(ref.subscripts):
+        top = s.const
+        for loop, c in s.coeffs:
+            if loop in tiling.design.order:
+                g = tiling.loop(loop)
+                top += c * (g.lower + g.padded - 1)
+            else:
+                top += c * values[loop]
+        orig = arr.shape[d].evaluate(values)
+        size = max(orig, top + 1)
+        if d == len(ref.subscripts) - 1:
+            size = -(-size // lanes) * lanes
+        shape.append(size)
+    return tuple(shape)
+
+
+def index_c(sub: Affine, loop_value: dict[str, str]) -> str:
+    """C text of a subscript with each loop replaced by its C value expression."""
+    parts = [str(sub.const)] if sub.const else []
+    for name, c in sub.coeffs:
+        val = loop_value.get(name, name)  # size parameters stay as macro names
+        parts.append(f"{c} * ({val})" if c != 1 else f"({val})")
+    return " + ".join(parts) if parts else "0"
+
+
+def affine_sym(a: Affine) -> Expr:
+    return affine_expr(a)

@@ -1,0 +1,282 @@
+"""A small HLS C++ AST and its printer.
+
+Codegen builds these nodes and prints them; pragmas are nodes, never spliced
+strings. Loop bounds are symbolic expressions (:mod:`odyssey.expr`) in the
+tuning parameters, so the same tree is printed as C (with the parameters as
+``#define`` constants) and serialised into the descriptor for the models.
+Data-path expressions (``acc[x] + v``) are short C strings: they carry no
+information the models need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from odyssey.expr import Expr, to_c, to_json
+
+
+@dataclass(frozen=True, slots=True)
+class Pragma:
+    text: str  # without the leading "#pragma "
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One C statement (no trailing semicolon), e.g. ``acc[x] = v``."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decl:
+    ctype: str
+    name: str
+    dims: tuple[Expr | int, ...] = ()
+    init: str | None = None
+    static: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRead:
+    stream: str
+    target: str  # lvalue, or a declaration such as "A_t4 v"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamWrite:
+    stream: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class DramRead:
+    """``target = port[index]`` on an m_axi port (one word of ``port``'s packed type)."""
+
+    port: str
+    index: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class DramWrite:
+    port: str
+    index: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    func: str
+    args: tuple[str, ...]
+    template_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A ``{ ... }`` block, e.g. the lifetime of a ``write_lock``."""
+
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class If:
+    """``if (cond) then else orelse``; ``freq`` is the fraction of executions of the enclosing
+    body that take the ``then`` branch (an expression), for the models."""
+
+    cond: str
+    then: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...] = ()
+    freq: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class For:
+    """``for (int var = 0; var < trip; var++)``; ``pipeline_ii`` marks a pipelined loop,
+    ``unroll`` a fully unrolled one."""
+
+    var: str
+    trip: Expr
+    body: tuple[Stmt, ...]
+    pipeline_ii: int | None = None
+    unroll: bool = False
+    label: str | None = None
+    extra_pragmas: tuple[Pragma, ...] = ()
+
+
+Stmt = Pragma | Comment | Line | Decl | StreamRead | StreamWrite | DramRead | DramWrite | Call | Scope | If | For
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    ctype: str
+    name: str
+    by_ref: bool = False
+    array_dims: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    name: str
+    params: tuple[Param, ...]
+    body: tuple[Stmt, ...]
+    template: tuple[str, ...] = ()  # template parameters, e.g. ("int idx",)
+    comment: str = ""
+    kind: str = ""  # module kind for the descriptor ("PE", "IO_L2_in", ...)
+    extern_c: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A translation unit: includes, defines, typedefs and functions."""
+
+    header_comment: str
+    includes: tuple[str, ...]
+    functions: tuple[Function, ...]
+    defines: tuple[tuple[str, str], ...] = ()
+    typedefs: tuple[str, ...] = ()
+    extra: tuple[str, ...] = field(default=())
+
+
+# --- printing ---------------------------------------------------------------------------
+
+
+def _dims(dims: Sequence[Expr | int]) -> str:
+    return "".join(f"[{d if isinstance(d, int) else to_c(d)}]" for d in dims)
+
+
+def print_stmt(s: Stmt, indent: int, out: list[str]) -> None:
+    pad = "  " * indent
+    if isinstance(s, Pragma):
+        out.append(f"{pad}#pragma {s.text}")
+    elif isinstance(s, Comment):
+        out.append(f"{pad}// {s.text}")
+    elif isinstance(s, Line):
+        out.append(f"{pad}{s.text};")
+    elif isinstance(s, Decl):
+        init = f" = {s.init}" if s.init is not None else ""
+        static = "static " if s.static else ""
+        out.append(f"{pad}{static}{s.ctype} {s.name}{_dims(s.dims)}{init};")
+    elif isinstance(s, StreamRead):
+        out.append(f"{pad}{s.target} = {s.stream}.read();")
+    elif isinstance(s, StreamWrite):
+        out.append(f"{pad}{s.stream}.write({s.value});")
+    elif isinstance(s, DramRead):
+        out.append(f"{pad}{s.target} = {s.port}[{s.index}];")
+    elif isinstance(s, DramWrite):
+        out.append(f"{pad}{s.port}[{s.index}] = {s.value};")
+    elif isinstance(s, Call):
+        targs = f"<{', '.join(s.template_args)}>" if s.template_args else ""
+        out.append(f"{pad}{s.func}{targs}({', '.join(s.args)});")
+    elif isinstance(s, Scope):
+        out.append(f"{pad}{{")
+        for c in s.body:
+            print_stmt(c, indent + 1, out)
+        out.append(f"{pad}}}")
+    elif isinstance(s, If):
+        out.append(f"{pad}if ({s.cond}) {{")
+        for c in s.then:
+            print_stmt(c, indent + 1, out)
+        if s.orelse:
+            out.append(f"{pad}}} else {{")
+            for c in s.orelse:
+                print_stmt(c, indent + 1, out)
+        out.append(f"{pad}}}")
+    elif isinstance(s, For):
+        label = f"{s.label}: " if s.label else ""
+        out.append(f"{pad}{label}for (int {s.var} = 0; {s.var} < {to_c(s.trip)}; {s.var}++) {{")
+        if s.pipeline_ii is not None:
+            out.append(f"{pad}  #pragma HLS PIPELINE II={s.pipeline_ii}")
+        if s.unroll:
+            out.append(f"{pad}  #pragma HLS UNROLL")
+        for p in s.extra_pragmas:
+            out.append(f"{pad}  #pragma {p.text}")
+        for c in s.body:
+            print_stmt(c, indent + 1, out)
+        out.append(f"{pad}}}")
+    else:  # pragma: no cover - exhaustive
+        raise TypeError(type(s))
+
+
+def print_function(f: Function, *, prototype: bool = False) -> str:
+    out: list[str] = []
+    if f.comment and not prototype:
+        out.extend(f"// {line}" for line in f.comment.splitlines())
+    if f.template:
+        out.append(f"template <{', '.join(f.template)}>")
+    params = []
+    for p in f.params:
+        if p.array_dims:
+            params.append(f"{p.ctype} {p.name}{''.join(f'[{d}]' for d in p.array_dims)}")
+        else:
+            params.append(f"{p.ctype} {'&' if p.by_ref else ''}{p.name}")
+    sig = f"void {f.name}({', '.join(params)})"
+    if f.extern_c:
+        sig = 'extern "C" ' + sig
+    if prototype:
+        return sig + ";"
+    out.append(sig + " {")
+    for s in f.body:
+        print_stmt(s, 1, out)
+    out.append("}")
+    return "\n".join(out)
+
+
+def print_unit(u: Unit) -> str:
+    out = [f"// {line}" if line else "//" for line in u.header_comment.splitlines()]
+    out.append("")
+    out.extend(f"#include {inc}" for inc in u.includes)
+    if u.defines:
+        out.append("")
+        out.extend(f"#define {name} {value}" for name, value in u.defines)
+    if u.typedefs:
+        out.append("")
+        out.extend(u.typedefs)
+    for e in u.extra:
+        out.extend(["", e])
+    for f in u.functions:
+        out.extend(["", print_function(f)])
+    out.append("")
+    return "\n".join(out)
+
+
+# --- descriptor form ----------------------------------------------------------------------
+
+
+def stmt_json(s: Stmt) -> dict[str, Any]:
+    """The descriptor form of a statement: what the models need, C text where useful."""
+    if isinstance(s, For):
+        return {"type": "for", "var": s.var, "trip": to_json(s.trip), "pipeline_ii": s.pipeline_ii,
+                "unroll": s.unroll, "body": [stmt_json(c) for c in s.body]}
+    if isinstance(s, If):
+        return {"type": "if", "cond": s.cond, "freq": to_json(s.freq) if s.freq is not None else None,
+                "then": [stmt_json(c) for c in s.then], "else": [stmt_json(c) for c in s.orelse]}
+    if isinstance(s, Scope):
+        return {"type": "block", "body": [stmt_json(c) for c in s.body]}
+    if isinstance(s, StreamRead):
+        return {"type": "fifo_read", "fifo": s.stream}
+    if isinstance(s, StreamWrite):
+        return {"type": "fifo_write", "fifo": s.stream}
+    if isinstance(s, DramRead):
+        return {"type": "dram_read", "port": s.port}
+    if isinstance(s, DramWrite):
+        return {"type": "dram_write", "port": s.port}
+    if isinstance(s, Call):
+        return {"type": "call", "func": s.func, "template_args": list(s.template_args)}
+    if isinstance(s, Decl):
+        return {"type": "decl", "ctype": s.ctype, "name": s.name,
+                "dims": [d if isinstance(d, int) else to_json(d) for d in s.dims]}
+    if isinstance(s, Pragma):
+        return {"type": "pragma", "text": s.text}
+    if isinstance(s, Comment):
+        return {"type": "comment", "text": s.text}
+    return {"type": "stmt", "text": s.text}
+
+
+Kind = Literal["io_in", "io_out", "pe", "dummy"]

@@ -1,0 +1,317 @@
+// hls_stream.h -- odyssey stand-in for the Vitis HLS `hls::stream` API.
+//
+// Only for building generated designs with a plain C++17 compiler (g++ -pthread).
+// Vitis builds use the vendor header of the same name instead.
+//
+// Semantics
+//   * `hls::stream<T, DEPTH>` derives from `hls::stream<T>` (== `hls::stream<T, 0>`), exactly
+//     as in Vitis 2021.1+, so module functions take `hls::stream<T>&` and the top function
+//     declares `hls::stream<T, D> s("name");`.
+//   * With ODYSSEY_CSIM defined (concurrent C simulation: one thread per dataflow process) a
+//     stream is a bounded, thread-safe FIFO of capacity DEPTH (DEPTH <= 0 means 2, the Vitis
+//     default). A blocking read on an empty / write on a full stream waits.
+//   * Without ODYSSEY_CSIM (sequential execution, like Vitis C simulation) streams are
+//     unbounded, so writes never block.
+//   * Deadlock rule: a blocking read/write that has waited while no stream in the whole
+//     process made progress for longer than ODYSSEY_CSIM_TIMEOUT seconds (read once from the
+//     environment, default 10) prints
+//         ODYSSEY DEADLOCK: blocked on read|write of stream '<name>' for N s
+//     to stderr (followed by the other blocked operations) and ends the process with
+//     std::_Exit(3).
+//   * odyssey::csim::stream_traffic() counts every completed transfer in the process.
+#ifndef ODYSSEY_HLS_STREAM_H
+#define ODYSSEY_HLS_STREAM_H
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <limits>
+#include <list>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#ifndef ODYSSEY_CSIM_SPIN
+#define ODYSSEY_CSIM_SPIN 64
+#endif
+
+namespace odyssey {
+namespace csim {
+
+// Deadlock time-out in seconds (env ODYSSEY_CSIM_TIMEOUT, default 10), read once.
+inline double timeout_seconds() {
+  static const double value = [] {
+    const char* text = std::getenv("ODYSSEY_CSIM_TIMEOUT");
+    if (text != nullptr) {
+      char* end = nullptr;
+      const double parsed = std::strtod(text, &end);
+      if (end != text && parsed > 0.0) return parsed;
+    }
+    return 10.0;
+  }();
+  return value;
+}
+
+inline std::atomic<unsigned long long>& traffic_counter() {
+  static std::atomic<unsigned long long> counter{0};
+  return counter;
+}
+
+// Number of completed stream transfers (writes, reads, block publishes and frees) so far.
+inline unsigned long long stream_traffic() {
+  return traffic_counter().load(std::memory_order_relaxed);
+}
+
+inline void note_traffic() { traffic_counter().fetch_add(1, std::memory_order_relaxed); }
+
+inline std::string default_stream_name(const char* kind) {
+  static std::atomic<unsigned> next{0};
+  return std::string(kind) + "_" + std::to_string(next.fetch_add(1));
+}
+
+struct blocked_op {
+  const char* op;
+  std::string name;
+};
+
+struct blocked_registry {
+  std::mutex mutex;
+  std::list<blocked_op> ops;
+};
+
+inline blocked_registry& blocked() {
+  static blocked_registry registry;
+  return registry;
+}
+
+[[noreturn]] inline void report_deadlock(const char* op, const std::string& name, double seconds) {
+  static std::atomic<bool> reporting{false};
+  if (reporting.exchange(true)) {  // another thread is already reporting and exiting
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr, "ODYSSEY DEADLOCK: blocked on %s of stream '%s' for %.1f s\n", op,
+               name.c_str(), seconds);
+  {
+    std::lock_guard<std::mutex> guard(blocked().mutex);
+    const std::size_t limit = 32;
+    std::size_t listed = 0;
+    std::size_t skipped = 0;
+    bool self_seen = false;
+    for (const blocked_op& other : blocked().ops) {
+      if (!self_seen && other.name == name && other.op == op) {
+        self_seen = true;
+        continue;
+      }
+      if (listed == limit) {
+        ++skipped;
+        continue;
+      }
+      std::fprintf(stderr, "ODYSSEY DEADLOCK:   also blocked on %s of stream '%s'\n", other.op,
+                   other.name.c_str());
+      ++listed;
+    }
+    if (skipped != 0) std::fprintf(stderr, "ODYSSEY DEADLOCK:   ... and %zu more\n", skipped);
+  }
+  std::fflush(stderr);
+  std::_Exit(3);
+}
+
+// Waits on `cv` (with `lock` held) until `ready()`; enforces the deadlock rule above.
+template <typename Ready>
+inline void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                       Ready ready, const char* op, const std::string& name) {
+  if (ready()) return;
+  // Short optimistic phase: the partner thread usually unblocks us within microseconds, and
+  // yielding is much cheaper than a futex sleep/wake pair per item.
+  for (int spin = 0; spin < ODYSSEY_CSIM_SPIN; ++spin) {
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+    if (ready()) return;
+  }
+  using clock = std::chrono::steady_clock;
+  const double limit = timeout_seconds();
+  const auto slice = std::chrono::duration_cast<clock::duration>(
+      std::chrono::duration<double>(std::min(0.25, std::max(0.005, limit / 8.0))));
+  const auto start = clock::now();
+  auto quiet_since = start;
+  auto seen = stream_traffic();
+  bool registered = false;
+  std::list<blocked_op>::iterator entry;
+  while (!ready()) {
+    cv.wait_for(lock, slice);
+    if (ready()) break;
+    if (!registered) {  // only operations blocked for a whole slice are listed in reports
+      std::lock_guard<std::mutex> guard(blocked().mutex);
+      entry = blocked().ops.insert(blocked().ops.end(), blocked_op{op, name});
+      registered = true;
+    }
+    const auto now = clock::now();
+    const auto traffic = stream_traffic();
+    if (traffic != seen) {
+      seen = traffic;
+      quiet_since = now;
+    } else if (std::chrono::duration<double>(now - quiet_since).count() >= limit) {
+      report_deadlock(op, name, std::chrono::duration<double>(now - start).count());
+    }
+  }
+  if (registered) {
+    std::lock_guard<std::mutex> guard(blocked().mutex);
+    blocked().ops.erase(entry);
+  }
+}
+
+// Capacity of a FIFO declared with `depth` in the current simulation mode.
+inline std::size_t fifo_capacity(int depth) {
+#ifdef ODYSSEY_CSIM
+  return depth <= 0 ? 2u : static_cast<std::size_t>(depth);
+#else
+  (void)depth;
+  return std::numeric_limits<std::size_t>::max();
+#endif
+}
+
+}  // namespace csim
+}  // namespace odyssey
+
+namespace hls {
+
+template <typename T, int DEPTH = 0>
+class stream;
+
+template <typename T>
+class stream<T, 0> {
+ public:
+  stream() : stream(0, nullptr) {}
+  stream(const char* name) : stream(0, name) {}
+  stream(const stream&) = delete;
+  stream& operator=(const stream&) = delete;
+
+  ~stream() {
+    if (!items_.empty()) {
+      std::fprintf(stderr, "ODYSSEY WARNING: stream '%s' destroyed with %zu unread item(s)\n",
+                   name_.c_str(), items_.size());
+    }
+  }
+
+  void write(const T& value) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    odyssey::csim::wait_until(
+        lock, not_full_, [this] { return items_.size() < capacity_; }, "write", name_);
+    push_locked(value);
+    lock.unlock();
+    not_empty_.notify_one();
+  }
+
+  T read() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    odyssey::csim::wait_until(
+        lock, not_empty_, [this] { return !items_.empty(); }, "read", name_);
+    T value = pop_locked();
+    lock.unlock();
+    not_full_.notify_one();
+    return value;
+  }
+
+  void read(T& out) { out = read(); }
+
+  bool read_nb(T& out) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (items_.empty()) return false;
+    out = pop_locked();
+    lock.unlock();
+    not_full_.notify_one();
+    return true;
+  }
+
+  bool write_nb(const T& value) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (items_.size() >= capacity_) return false;
+    push_locked(value);
+    lock.unlock();
+    not_empty_.notify_one();
+    return true;
+  }
+
+  void operator<<(const T& value) { write(value); }
+  void operator>>(T& out) { read(out); }
+
+  bool empty() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return items_.empty();
+  }
+
+  bool full() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return items_.size() >= capacity_;
+  }
+
+  std::size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return items_.size();
+  }
+
+  std::size_t capacity() const { return capacity_; }
+
+  void set_name(const char* name) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (name != nullptr) name_ = name;
+  }
+
+  const std::string& name() const { return name_; }
+
+ protected:
+  stream(int depth, const char* name)
+      : name_(name != nullptr ? std::string(name)
+                              : odyssey::csim::default_stream_name("hls_stream")),
+        capacity_(odyssey::csim::fifo_capacity(depth)) {}
+
+ private:
+  // One FIFO entry. Wrapping T leaves room for per-item metadata without touching the API.
+  struct slot {
+    T value;
+#ifdef ODYSSEY_TIMED
+    // ODYSSEY_TIMED HOOK (not implemented yet): cycle at which the item becomes visible to
+    // the reader. write() will stamp it from the writer's clock, read() will advance the
+    // reader's clock to max(own, ready_cycle + latency).
+    unsigned long long ready_cycle = 0;
+#endif
+  };
+
+  void push_locked(const T& value) {
+    items_.push_back(slot{value});
+    odyssey::csim::note_traffic();
+  }
+
+  T pop_locked() {
+    T value = std::move(items_.front().value);
+    items_.pop_front();
+    odyssey::csim::note_traffic();
+    return value;
+  }
+
+  std::string name_;
+  std::size_t capacity_;
+  std::deque<slot> items_;
+  mutable std::mutex mutex_;
+  std::condition_variable not_empty_;
+  std::condition_variable not_full_;
+};
+
+template <typename T, int DEPTH>
+class stream : public stream<T, 0> {
+ public:
+  stream() : stream<T, 0>(DEPTH, nullptr) {}
+  stream(const char* name) : stream<T, 0>(DEPTH, name) {}
+};
+
+}  // namespace hls
+
+#endif  // ODYSSEY_HLS_STREAM_H

@@ -1,0 +1,77 @@
+// odyssey_dataflow.h -- launch dataflow processes of a generated top function.
+//
+// Not a Vitis header: ship it next to generated sources for both builds.
+//
+//     void kernel0(...) {
+//     #pragma HLS DATAFLOW
+//       hls::stream<ap_uint<512>, 2> fifo_A_L3_L2("fifo_A_L3_L2");  // streams first
+//       ODYSSEY_DATAFLOW_BEGIN
+//       ODYSSEY_TASK(A_IO_L3_in(A, fifo_A_L3_L2));
+//       ODYSSEY_TASK(PE_wrapper<0, 0>(fifo_A_L3_L2, ...));  // commas inside are fine
+//       ODYSSEY_DATAFLOW_END
+//     }
+//
+// With ODYSSEY_CSIM defined every task runs on its own std::thread (capturing by reference,
+// so streams must be declared before ODYSSEY_DATAFLOW_BEGIN) and ODYSSEY_DATAFLOW_END joins
+// them all, so processes run concurrently over bounded FIFOs as in hardware. Without it the
+// macros expand to the plain sequential calls that Vitis HLS sees in its DATAFLOW region.
+// Module functions must not keep state in function-local statics and must not share plain
+// arrays between tasks: in C simulation they run concurrently.
+#ifndef ODYSSEY_DATAFLOW_H
+#define ODYSSEY_DATAFLOW_H
+
+#include "odyssey_bits.h"
+
+#ifdef ODYSSEY_CSIM
+
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace odyssey {
+
+constexpr bool in_csim = true;
+
+// Owns the threads of one dataflow region; joins them on join() or destruction.
+class dataflow_region {
+ public:
+  dataflow_region() = default;
+  dataflow_region(const dataflow_region&) = delete;
+  dataflow_region& operator=(const dataflow_region&) = delete;
+  ~dataflow_region() { join(); }
+
+  template <typename Task>
+  void spawn(Task&& task) {
+    threads_.emplace_back(std::forward<Task>(task));
+  }
+
+  void join() {
+    for (std::thread& thread : threads_) {
+      if (thread.joinable()) thread.join();
+    }
+    threads_.clear();
+  }
+
+ private:
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace odyssey
+
+#define ODYSSEY_DATAFLOW_BEGIN ::odyssey::dataflow_region odyssey_dataflow_region_;
+#define ODYSSEY_TASK(...) odyssey_dataflow_region_.spawn([&]() { __VA_ARGS__; })
+#define ODYSSEY_DATAFLOW_END odyssey_dataflow_region_.join();
+
+#else  // !ODYSSEY_CSIM: plain sequential calls (Vitis HLS synthesis / sequential simulation)
+
+namespace odyssey {
+constexpr bool in_csim = false;
+}  // namespace odyssey
+
+#define ODYSSEY_DATAFLOW_BEGIN
+#define ODYSSEY_TASK(...) __VA_ARGS__
+#define ODYSSEY_DATAFLOW_END
+
+#endif  // ODYSSEY_CSIM
+
+#endif  // ODYSSEY_DATAFLOW_H

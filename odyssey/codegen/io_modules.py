@@ -1,0 +1,347 @@
+"""I/O modules: L3 readers and writers at DRAM, L2/L1 chains with double-buffered blocks.
+
+Input operand ``X`` with injection loops ``inj`` (one lowest-level module per position):
+
+* ``X_IO_L3_in``: per tile visit, reads the box of every module position ``b`` in order from
+  DRAM as packed words and sends them down the chain;
+* chain levels (one per injection loop): module ``p`` receives the boxes for positions
+  ``p..P-1``, keeps box ``p`` and forwards the rest. The lowest level keeps it in a
+  double-buffered block (``X_IO_Ln_in_inter`` writes it, ``X_IO_Ln_in_intra`` streams it to
+  its PE once per tile in the PE's iteration order); an upper level (two injection loops)
+  passes its row to the lower chain;
+* boundary modules (the last of a chain) have no forwarding port.
+
+The output ``C`` drains the mirror way (``C_drain_IO_L1_out`` ... ``C_drain_IO_L3_out``);
+when partial sums are read back (or there is no initialiser) the L3 module reads them from
+DRAM first and sends them down a ``C_IO_Ln_in`` chain (element words) to the PEs.
+"""
+
+from __future__ import annotations
+
+from odyssey.codegen.context import Ctx, of_bits
+from odyssey.codegen.geometry import OperandGeom, index_c
+from odyssey.codegen.hls_ast import (
+    Comment,
+    Decl,
+    DramRead,
+    DramWrite,
+    For,
+    Function,
+    If,
+    Line,
+    Param,
+    Scope,
+    Stmt,
+    StreamRead,
+    StreamWrite,
+)
+from odyssey.expr import Expr, const, sym
+
+
+def stream_t(ctype: str) -> str:
+    return f"hls::stream<{ctype}>"
+
+
+def blk_t(op: OperandGeom) -> str:
+    return f"{op.name}_blk_t"
+
+
+def _tmpl(inj: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f"int p_{s}" for s in inj)
+
+
+# --- input operands ------------------------------------------------------------------
+
+
+def _box_word_loops(op: OperandGeom, body: tuple[Stmt, ...], *, ii: int | None = 1) -> tuple[Stmt, ...]:
+    """Loops over the words of one box: ``e0 .. e{D-2}`` then ``ew`` (packed innermost)."""
+    d = len(op.box)
+    inner = op.box_sym[-1] // op.lanes if op.lanes > 1 else op.box_sym[-1]
+    loops: tuple[Stmt, ...] = (For("ew", inner, body, pipeline_ii=ii),)
+    for k in reversed(range(d - 1)):
+        loops = (For(f"e{k}", op.box_sym[k], loops),)
+    return loops
+
+
+def _block_positions(ctx: Ctx, inj: tuple[str, ...], body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+    for s in reversed(inj):
+        body = (For(f"b_{s}", ctx.g(s).outer_sym, body),)
+    return body
+
+
+def _dram_word_index(ctx: Ctx, op: OperandGeom) -> str:
+    """Index (in packed words) of the word ``(e0.., ew)`` of block ``b`` of the current tile."""
+    terms: list[str] = []
+    stride = 1
+    dims = len(op.ref.subscripts)
+    parts = []
+    for d in reversed(range(dims)):
+        sub = op.ref.subscripts[d]
+        vals: dict[str, str] = {}
+        for loop, _ in sub.coeffs:
+            if loop in ctx.order:
+                g = ctx.g(loop)
+                base = f"{g.lower} + t_{loop} * T_{loop}1" if g.lower else f"t_{loop} * T_{loop}1"
+                if loop in op.inj:
+                    base += f" + b_{loop} * T_{loop}2"
+                vals[loop] = base
+        elem = "ew * " + str(op.lanes) if d == dims - 1 else f"e{d}"
+        parts.append(f"({index_c(sub, vals)} + {elem}) * {stride}")
+        stride *= op.dram_shape[d]
+    terms = list(reversed(parts))
+    return f"({' + '.join(terms)}) / {op.lanes}"
+
+
+def l3_in(ctx: Ctx, op: OperandGeom) -> Function:
+    word = op.word_type
+    body = _box_word_loops(op, (
+        DramRead(op.name, _dram_word_index(ctx, op), f"{word} w"),
+        StreamWrite("fifo_out", "w"),
+    ))
+    body = ctx.tile_loops(ctx.order[: op.trunc], _block_positions(ctx, op.inj, body))
+    return Function(
+        f"{op.name}_IO_L3_in",
+        (Param(f"{word} *", op.name), Param(stream_t(word), "fifo_out", by_ref=True)),
+        body, kind="io_l3_in",
+        comment=f"{op.name}_IO_L3_in: reads the {op.name} tile from DRAM ({op.lanes}-element words).",
+    )
+
+
+def _chain_level_names(op: OperandGeom, prefix: str) -> list[str]:
+    n = max(1, len(op.inj))
+    levels = ["L2"] if n == 1 else ["L2", "L1"]
+    return [f"{prefix}_IO_{lv}_in" for lv in levels]
+
+
+def chain_upper(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
+    """Upper level of a two-level chain: keeps its row of blocks for its lower chain."""
+    s0, s1 = op.inj
+    word = op.word_type
+    move = (StreamRead("fifo_in", f"{word} w"),
+            If("c == 0", (StreamWrite("fifo_low", "w"),), () if boundary else (StreamWrite("fifo_out", "w"),)))
+    rows = ctx.g(s0).outer_sym - sym(f"p_{s0}") if not boundary else const(1)
+    body = (For("c", rows, (For(f"b_{s1}", ctx.g(s1).outer_sym, _box_word_loops(op, move)),)),)
+    params = [Param(stream_t(word), "fifo_in", by_ref=True), Param(stream_t(word), "fifo_low", by_ref=True)]
+    if not boundary:
+        params.append(Param(stream_t(word), "fifo_out", by_ref=True))
+    name = _chain_level_names(op, op.name)[0] + ("_boundary" if boundary else "")
+    return Function(name, tuple(params), ctx.tile_loops(ctx.order[: op.trunc], body),
+                    template=(f"int p_{s0}",), kind="io_l2_in",
+                    comment=f"{name}: filter of the {op.name} chain along {s0}.")
+
+
+def _unpack(op: OperandGeom) -> tuple[Stmt, ...]:
+    idx = "".join(f"[e{k}]" for k in range(len(op.box) - 1))
+    if op.lanes == 1:
+        return (Line(f"blk{idx}[ew] = {of_bits(op.ctype)}(w)"),)
+    b = op.bits
+    return (For("k", const(op.lanes), (
+        Line(f"blk{idx}[ew * {op.lanes} + k] = {of_bits(op.ctype)}(w(k * {b} + {b - 1}, k * {b}))"),
+    ), unroll=True),)
+
+
+def chain_buffer_inter(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
+    """Lowest level: keeps its box in a double-buffered block, forwards the others."""
+    lvl = len(op.inj) - 1 if op.inj else 0
+    word = op.word_type
+    keep = _unpack(op)
+    s = op.inj[-1] if op.inj else None
+    if s is None or boundary:
+        body = _box_word_loops(op, (StreamRead("fifo_in", f"{word} w"), *keep))
+    else:
+        move = (StreamRead("fifo_in", f"{word} w"),
+                If("c == 0", keep, (StreamWrite("fifo_out", "w"),)))
+        body = (For("c", ctx.g(s).outer_sym - sym(f"p_{s}"), _box_word_loops(op, move)),)
+    body = ctx.tile_loops(ctx.order[: op.trunc], (Scope((Line(f"hls::write_lock<{blk_t(op)}> blk(blocks)"), *body)),))
+    params = [Param(stream_t(word), "fifo_in", by_ref=True)]
+    if s is not None and not boundary:
+        params.append(Param(stream_t(word), "fifo_out", by_ref=True))
+    params.append(Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True))
+    name = _chain_level_names(op, op.name)[lvl] + "_inter" + ("_boundary" if boundary else "")
+    return Function(name, tuple(params), body, template=_tmpl(op.inj), kind="io_buf_inter",
+                    comment=f"{name}: writes the {op.name} box of its PE into a ping-pong block.")
+
+
+def chain_buffer_intra(ctx: Ctx, op: OperandGeom, feed: tuple[Stmt, ...], word: str, ii: int) -> Function:
+    """Lowest level: streams its block to the PE once per tile, in the PE's order."""
+    lvl = len(op.inj) - 1 if op.inj else 0
+    inner = ctx.tile_loops(ctx.order[op.trunc :], _pe_loop_nest(ctx, feed, ii))
+    body = ctx.tile_loops(ctx.order[: op.trunc], (Scope((Line(f"hls::read_lock<{blk_t(op)}> blk(blocks)"), *inner)),))
+    name = _chain_level_names(op, op.name)[lvl] + "_intra"
+    return Function(name, (Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True),
+                           Param(stream_t(word), "fifo_pe", by_ref=True)),
+                    body, template=_tmpl(op.inj), kind="io_buf_intra",
+                    comment=f"{name}: feeds {op.name} to its PE, one word per PE iteration.")
+
+
+def _pe_loop_nest(ctx: Ctx, body: tuple[Stmt, ...], ii: int) -> tuple[Stmt, ...]:
+    loops = ctx.pe_loops()
+    if not loops:
+        return body
+    out: tuple[Stmt, ...] = body
+    for k, (var, _, trip, _) in enumerate(reversed(loops)):
+        out = (For(var, trip, out, pipeline_ii=ii if k == 0 else None),)
+    return out
+
+
+def feed_statements(ctx: Ctx, op: OperandGeom, simd_lanes: int) -> tuple[tuple[Stmt, ...], str]:
+    """Gather the PE's word for one iteration from the block: SIMD lanes when the operand
+    depends on the SIMD loop, else one element."""
+    lanes = simd_lanes if op.simd else 1
+    word = f"{op.name}_v{lanes}"
+    b = op.bits
+
+    def elem(lane: str) -> str:
+        idx = []
+        for sub in op.ref.subscripts:  # box-relative: the loops' local offsets only
+            terms = [f"{c} * ({ctx.local(n, lane)})" if c != 1 else f"({ctx.local(n, lane)})"
+                     for n, c in sub.coeffs if n in ctx.order and not (ctx.g(n).space and n not in op.inj)]
+            idx.append(f"[{' + '.join(terms) if terms else '0'}]")
+        return f"blk{''.join(idx)}"
+
+    if lanes == 1:
+        return (Decl(word, "w", init=f"{word}(bits_of({elem('0')}))"), StreamWrite("fifo_pe", "w")), word
+    stmts: tuple[Stmt, ...] = (
+        Decl(word, "w"),
+        For("ln", const(lanes), (Line(f"w(ln * {b} + {b - 1}, ln * {b}) = bits_of({elem('ln')})"),), unroll=True),
+        StreamWrite("fifo_pe", "w"),
+    )
+    return stmts, word
+
+
+# --- output operand ---------------------------------------------------------------------
+
+
+def _acc_loops(ctx: Ctx, body: tuple[Stmt, ...], ii: int | None = 1) -> tuple[Stmt, ...]:
+    dims = ctx.acc_dims()
+    if not dims:
+        return body
+    out = body
+    for k, (name, size, _) in enumerate(reversed(dims)):
+        out = (For(f"a_{name}", size, out, pipeline_ii=ii if k == 0 else None),)
+    return out
+
+
+def _out_global_index(ctx: Ctx, op: OperandGeom) -> str:
+    vals: dict[str, str] = {}
+    for name, _, _ in ctx.acc_dims():
+        g = ctx.g(name)
+        base = f"{g.lower} + t_{name} * T_{name}1" if g.lower else f"t_{name} * T_{name}1"
+        vals[name] = f"{base} + b_{name} * T_{name}2 + a_{name}" if g.space else f"{base} + a_{name}"
+    idx = ""
+    for d, sub in enumerate(op.ref.subscripts):
+        term = index_c(sub, vals)
+        idx = term if d == 0 else f"({idx}) * {op.dram_shape[d]} + {term}"
+    return idx or "0"
+
+
+def l3_out(ctx: Ctx, op: OperandGeom) -> Function:
+    """Drains every PE's results of a visit to DRAM; reads partial sums first when needed."""
+    ctype = op.ctype
+    gidx = _out_global_index(ctx, op)
+    write = _block_positions(ctx, op.inj, _acc_loops(ctx, (
+        StreamRead("fifo_in", f"{ctype} v"), DramWrite(op.name, gidx, "v"))))
+    body: tuple[Stmt, ...] = write
+    params = [Param(f"{ctype} *", op.name), Param(stream_t(ctype), "fifo_in", by_ref=True)]
+    if ctx.needs_cin:
+        cond, freq = ctx.cin_cond()
+        read = _block_positions(ctx, op.inj, _acc_loops(ctx, (
+            DramRead(op.name, gidx, f"{ctype} v"), StreamWrite("fifo_cin", "v"))))
+        body = (If(cond, read, freq=freq), *write) if cond != "true" else (*read, *write)
+        params.append(Param(stream_t(ctype), "fifo_cin", by_ref=True))
+    name = f"{op.name}_drain_IO_L3_out" if not ctx.needs_cin else f"{op.name}_IO_L3_inout"
+    return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
+                    kind="io_l3_out", comment=f"{name}: writes {op.name} tiles to DRAM"
+                    + (" and reads partial sums back" if ctx.needs_cin else "") + ".")
+
+
+def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Function:
+    """Drain module along ``op.inj[level]``: its own PE's (or lower chain's) results first,
+    then everything the modules after it send."""
+    s = op.inj[level]
+    ctype = op.ctype
+    own_blocks: Expr = const(1)
+    for lower in op.inj[level + 1 :]:
+        own_blocks = own_blocks * ctx.g(lower).outer_sym
+    acc_sym, _ = ctx.acc_size()
+    own = (For("e", own_blocks * acc_sym, (StreamRead("fifo_low", f"{ctype} v"), StreamWrite("fifo_out", "v")),
+               pipeline_ii=1),)
+    body: tuple[Stmt, ...] = own
+    params = [Param(stream_t(ctype), "fifo_low", by_ref=True)]
+    if not boundary:
+        rest = (ctx.g(s).outer_sym - sym(f"p_{s}") - 1) * own_blocks * acc_sym
+        body = (*own, For("e2", rest, (StreamRead("fifo_in", f"{ctype} v"), StreamWrite("fifo_out", "v")),
+                          pipeline_ii=1))
+        params.append(Param(stream_t(ctype), "fifo_in", by_ref=True))
+    params.append(Param(stream_t(ctype), "fifo_out", by_ref=True))
+    lv = "L1" if level == len(op.inj) - 1 else "L2"
+    name = f"{op.name}_drain_IO_{lv}_out" + ("_boundary" if boundary else "")
+    return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
+                    template=tuple(f"int p_{x}" for x in op.inj[: level + 1]), kind="io_drain",
+                    comment=f"{name}: collects {op.name} along {s}.")
+
+
+def cin_buffer_inter(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
+    """Partial sums of the output: lowest chain level, one block per PE, element words."""
+    ctype = op.ctype
+    cond, freq = ctx.cin_cond()
+    acc_sym, _ = ctx.acc_size()
+    keep = (Line("blk[e] = v"),)
+    s = op.inj[-1] if op.inj else None
+    if s is None or boundary:
+        move: tuple[Stmt, ...] = (For("e", acc_sym, (StreamRead("fifo_in", f"{ctype} v"), *keep), pipeline_ii=1),)
+    else:
+        move = (For("c", ctx.g(s).outer_sym - sym(f"p_{s}"), (
+            For("e", acc_sym, (StreamRead("fifo_in", f"{ctype} v"),
+                               If("c == 0", keep, (StreamWrite("fifo_out", "v"),))), pipeline_ii=1),)),)
+    lock = (Scope((Line(f"hls::write_lock<{blk_t(op)}> blk(blocks)"), *move)),)
+    body = (If(cond, lock, freq=freq),) if cond != "true" else lock
+    params = [Param(stream_t(ctype), "fifo_in", by_ref=True)]
+    if s is not None and not boundary:
+        params.append(Param(stream_t(ctype), "fifo_out", by_ref=True))
+    params.append(Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True))
+    lvl = "L1" if len(op.inj) == 2 else "L2"
+    name = f"{op.name}_IO_{lvl}_in_inter" + ("_boundary" if boundary else "")
+    return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
+                    template=_tmpl(op.inj), kind="io_buf_inter",
+                    comment=f"{name}: buffers the partial sums of {op.name} for its PE.")
+
+
+def cin_upper(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
+    s0, s1 = op.inj
+    ctype = op.ctype
+    cond, freq = ctx.cin_cond()
+    acc_sym, _ = ctx.acc_size()
+    move = (StreamRead("fifo_in", f"{ctype} v"),
+            If("c == 0", (StreamWrite("fifo_low", "v"),), () if boundary else (StreamWrite("fifo_out", "v"),)))
+    rows = ctx.g(s0).outer_sym - sym(f"p_{s0}") if not boundary else const(1)
+    loops = (For("c", rows, (For("e", ctx.g(s1).outer_sym * acc_sym, move, pipeline_ii=1),)),)
+    body = (If(cond, loops, freq=freq),) if cond != "true" else loops
+    params = [Param(stream_t(ctype), "fifo_in", by_ref=True), Param(stream_t(ctype), "fifo_low", by_ref=True)]
+    if not boundary:
+        params.append(Param(stream_t(ctype), "fifo_out", by_ref=True))
+    name = f"{op.name}_IO_L2_in" + ("_boundary" if boundary else "")
+    return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
+                    template=(f"int p_{s0}",), kind="io_l2_in",
+                    comment=f"{name}: filter of the partial sums of {op.name} along {s0}.")
+
+
+def cin_buffer_intra(ctx: Ctx, op: OperandGeom) -> Function:
+    ctype = op.ctype
+    cond, freq = ctx.cin_cond()
+    acc_sym, _ = ctx.acc_size()
+    feed = (Scope((Line(f"hls::read_lock<{blk_t(op)}> blk(blocks)"),
+                   For("e", acc_sym, (StreamWrite("fifo_pe", "blk[e]"),), pipeline_ii=1))),)
+    body = (If(cond, feed, freq=freq),) if cond != "true" else feed
+    lvl = "L1" if len(op.inj) == 2 else "L2"
+    name = f"{op.name}_IO_{lvl}_in_intra"
+    return Function(name, (Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True),
+                           Param(stream_t(ctype), "fifo_pe", by_ref=True)),
+                    ctx.tile_loops(ctx.order[: ctx.out_trunc], body), template=_tmpl(op.inj),
+                    kind="io_buf_intra", comment=f"{name}: partial sums of {op.name} to its PE.")
+
+
+__all__ = [
+    "Comment", "blk_t", "chain_buffer_inter", "chain_buffer_intra", "chain_upper", "cin_buffer_inter",
+    "cin_buffer_intra", "cin_upper", "drain_chain", "feed_statements", "l3_in", "l3_out", "stream_t",
+]

@@ -1,0 +1,205 @@
+"""The processing element: one function per boundary variant, templated on its position.
+
+Per tile the PE runs one pipelined loop nest (time loops ``x1_*`` in the array-partitioning
+order, then the latency-hiding loops ``x2_*``), reading one word per input operand per
+iteration (forwarding it along the operand's chain), computing the statement over the SIMD
+lanes, and accumulating into ``acc`` (one element per parallel-loop point it owns). The
+accumulator is re-read every ``D`` iterations, so the pipeline runs at
+``II = max(1, ceil(L / D))`` with ``L`` the latency of the reduction operator: the
+``DEPENDENCE`` pragma states exactly that distance. When an accumulation period ends the
+PE drains ``acc``: adding the partial sums it receives (from DRAM through ``fifo_cin``, from
+the previous PE of an output chain, or the initialiser's constant) and sending the result on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from odyssey.codegen.context import Ctx, of_bits
+from odyssey.codegen.geometry import OperandGeom, index_c
+from odyssey.codegen.hls_ast import (
+    Decl,
+    For,
+    Function,
+    If,
+    Line,
+    Param,
+    Pragma,
+    Stmt,
+    StreamRead,
+    StreamWrite,
+)
+from odyssey.codegen.io_modules import stream_t
+from odyssey.expr import Expr, const, to_c
+from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr
+
+
+@dataclass(frozen=True, slots=True)
+class PEVariant:
+    """Which ports a PE instance has: the last PE of an input chain does not forward; the
+    first PE of an output chain starts the partial sum, the last one drains it."""
+
+    no_forward: frozenset[str]  # input operands not forwarded
+    out_head: bool
+    out_tail: bool
+
+    def name(self, ctx: Ctx) -> str:
+        parts = [f"{n}last" for n in sorted(self.no_forward)]
+        if ctx.output.chain is not None:
+            if self.out_head:
+                parts.append(f"{ctx.output.name}head")
+            if self.out_tail:
+                parts.append(f"{ctx.output.name}tail")
+        return "PE" + "".join("_" + p for p in parts)
+
+
+def variant_of(ctx: Ctx, pos: dict[str, int]) -> PEVariant:
+    last = frozenset(
+        op.name for op in ctx.inputs if op.chain is not None and pos[op.chain] == ctx.g(op.chain).outer - 1
+    )
+    out = ctx.output
+    head = out.chain is None or pos[out.chain] == 0
+    tail = out.chain is None or pos[out.chain] == ctx.g(out.chain).outer - 1
+    return PEVariant(last, head, tail)
+
+
+def _identity(op: str, ctype: str) -> str:
+    return "1" if op == "*=" else "0"
+
+
+def _rexpr_c(e: RExpr, names: dict[str, str]) -> str:
+    if isinstance(e, Read):
+        return names[e.ref_id]
+    if isinstance(e, Num):
+        return repr(e.value) if isinstance(e.value, float) else str(e.value)
+    if isinstance(e, ParamRef):
+        return e.name
+    if isinstance(e, Neg):
+        return f"(-{_rexpr_c(e.arg, names)})"
+    assert isinstance(e, BinOp)
+    return f"({_rexpr_c(e.lhs, names)} {e.op} {_rexpr_c(e.rhs, names)})"
+
+
+def _domain_guard(ctx: Ctx) -> str | None:
+    """C condition that the current (lane's) point lies in the original domain, or None when
+    no loop is padded and the domain is the rectangle."""
+    conds: list[str] = []
+    gv = {n: ctx.global_value(n) for n in ctx.order}
+    for lp in ctx.main.loops:
+        g = ctx.g(lp.name)
+        rect = lp.lower.is_constant() and lp.upper.names <= set(ctx.scop.param_names)
+        if rect and not g.is_padded:
+            continue
+        conds.append(f"{gv[lp.name]} >= {index_c(lp.lower, gv)}")
+        conds.append(f"{gv[lp.name]} < {index_c(lp.upper, gv)}")
+    for aff, kind in ctx.main.guards:
+        conds.append(f"{index_c(aff, gv)} {'>=' if kind == '>=0' else '=='} 0")
+    return " && ".join(conds) if conds else None
+
+
+def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
+    out = ctx.output
+    octype = out.ctype
+    op = ctx.main.op
+    params: list[Param] = []
+    reads: list[Stmt] = []
+    lane_vals: list[Stmt] = []
+    names: dict[str, str] = {}
+    for x in ctx.inputs:
+        lanes = simd_lanes if x.simd else 1
+        word = f"{x.name}_v{lanes}"
+        params.append(Param(stream_t(word), f"fifo_{x.name}_in", by_ref=True))
+        reads.append(StreamRead(f"fifo_{x.name}_in", f"{word} w_{x.name}"))
+        if x.chain is not None and x.name not in variant.no_forward:
+            params.append(Param(stream_t(word), f"fifo_{x.name}_out", by_ref=True))
+            reads.append(StreamWrite(f"fifo_{x.name}_out", f"w_{x.name}"))
+        b = x.bits
+        src = f"w_{x.name}(ln * {b} + {b - 1}, ln * {b})" if lanes > 1 else f"w_{x.name}"
+        lane_vals.append(Decl(x.ctype, f"v_{x.name}", init=f"{of_bits(x.ctype)}({src})"))
+        names[x.ref.ref_id] = f"v_{x.name}"
+    rhs = _rexpr_c(ctx.main.rhs, names)
+    comb = "*" if op == "*=" else "+"
+    guard = _domain_guard(ctx)
+    update: Stmt = Line(f"v = v {comb} ({rhs})")
+    if guard is not None:
+        update = If(guard, (update,))
+    lanes_loop = For("ln", const(simd_lanes), (*lane_vals, update), unroll=True)
+    acc_vals = {n: ctx.local(n, "0") for n in ctx.parallel}
+    first_parts = [f"t_{n} == 0" for n in ctx.inner_reduction if ctx.g(n).tiles > 1]
+    first_parts += [f"x1_{n} == 0" for n in ctx.reduction if not ctx.g(n).space and ctx.g(n).outer > 1]
+    first = " && ".join(first_parts) if first_parts else "true"
+    ii = ctx.pe_ii()
+    idx = ctx.acc_index(acc_vals)
+    body: list[Stmt] = [*reads, Decl(octype, "v", init=_identity(op, octype)), lanes_loop,
+                        Line(f"acc[{idx}] = ({first}) ? v : ({octype})(acc[{idx}] {comb} v)")]
+    loops = ctx.pe_loops()
+    compute: tuple[Stmt, ...] = tuple(body)
+    d_dist = _dependence_distance(ctx)
+    for k, (var, _, trip, _) in enumerate(reversed(loops)):
+        extra: tuple[Pragma, ...] = ()
+        if k == 0 and d_dist is not None:
+            extra = (Pragma(f"HLS DEPENDENCE variable=acc type=inter dependent=true distance={d_dist}"),)
+        compute = (For(var, trip, compute, pipeline_ii=ii if k == 0 else None, extra_pragmas=extra),)
+    if not loops:
+        compute = tuple(body)
+
+    # drain at the end of an accumulation period
+    drain_body: list[Stmt] = [Decl(octype, "r", init="acc[e]")]
+    if variant.out_head and op == "=":
+        base = "0"
+    elif variant.out_head:
+        if ctx.needs_cin:
+            params.append(Param(stream_t(octype), f"fifo_{out.name}_cin", by_ref=True))
+            cond, _ = ctx.cin_cond()
+            base = f"(({cond}) ? fifo_{out.name}_cin.read() : ({octype})({ctx.c0}))" if cond != "true" \
+                else f"fifo_{out.name}_cin.read()"
+        else:
+            base = f"({octype})({ctx.c0})"
+    else:
+        params.append(Param(stream_t(octype), f"fifo_{out.name}_in", by_ref=True))
+        base = f"fifo_{out.name}_in.read()"
+    if op != "=":  # `=` has no reduction: the PE's value is the result
+        sign = {"+=": "+", "-=": "-", "*=": "*"}[op]
+        drain_body.append(Decl(octype, "base", init=base))
+        drain_body.append(Line(f"r = base {sign} r"))
+    target = f"fifo_{out.name}_drain" if variant.out_tail else f"fifo_{out.name}_out"
+    params.append(Param(stream_t(octype), target, by_ref=True))
+    drain_body.append(StreamWrite(target, "r"))
+    acc_sym, _ = ctx.acc_size()
+    drain = For("e", acc_sym, tuple(drain_body), pipeline_ii=1)
+    last_parts = [f"t_{n} == {to_c(ctx.g(n).tiles_sym)} - 1" for n in ctx.inner_reduction
+                  if ctx.g(n).tiles > 1]
+    freq: Expr = const(1)
+    for n in ctx.inner_reduction:
+        freq = freq / ctx.g(n).tiles_sym
+    tile_body: tuple[Stmt, ...] = (*compute, If(" && ".join(last_parts), (drain,), freq=freq) if last_parts else drain)
+    acc_decl = Decl(octype, "acc", dims=(acc_sym,))
+    full = (acc_decl, *ctx.tile_loops(ctx.order, tile_body))
+    template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
+    name = variant.name(ctx)
+    return Function(name, tuple(params), full, template=template, kind="pe",
+                    comment=f"{name}: processing element (II={ii}).")
+
+
+def _dependence_distance(ctx: Ctx) -> int | None:
+    loops = ctx.pe_loops()
+    red = [k for k, (_, loop, _, val) in enumerate(loops) if loop in ctx.reduction and val > 1]
+    if not red:
+        return None
+    d = 1
+    for _, _, _, val in loops[red[-1] + 1 :]:
+        d *= val
+    return d
+
+
+def op_table(ctx: Ctx) -> list[str]:
+    """Arithmetic operators per lane, for the descriptor's compute section."""
+    from odyssey.polyhedral.scop import rexpr_ops
+
+    ops = rexpr_ops(ctx.main.rhs)
+    ops.append("mul" if ctx.main.op == "*=" else "add")
+    return ops
+
+
+def input_geoms(ctx: Ctx) -> tuple[OperandGeom, ...]:
+    return ctx.inputs

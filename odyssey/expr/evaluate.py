@@ -1,0 +1,94 @@
+"""Tree walks over expressions: symbols, substitution and point evaluation."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+
+from odyssey.errors import ModelError
+from odyssey.expr.core import (
+    _REBUILD,
+    _SCALAR_OPS,
+    Const,
+    Expr,
+    ExprLike,
+    Number,
+    Pow,
+    Sym,
+    Where,
+    _as_expr,
+    epow,
+    to_str,
+)
+
+
+def free_symbols(e: Expr) -> frozenset[str]:
+    """Names of the symbols in ``e``."""
+    seen: set[Expr] = set()
+    names: set[str] = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if isinstance(n, Sym):
+            names.add(n.name)
+        stack.extend(n.children())
+    return frozenset(names)
+
+
+def substitute(e: Expr, mapping: Mapping[str, ExprLike]) -> Expr:
+    """Replace symbols by expressions or numbers, re-simplifying the result.
+
+    ``substitute(ceil_div(I, T), {"I": 1024, "T": 128}) == Const(8)``.
+    """
+    repl = {k: _as_expr(v) for k, v in mapping.items()}
+    memo: dict[Expr, Expr] = {}
+
+    def go(n: Expr) -> Expr:
+        if n in memo:
+            return memo[n]
+        if isinstance(n, Sym):
+            out = repl.get(n.name, n)
+        elif isinstance(n, Const):
+            out = n
+        elif isinstance(n, Pow):
+            out = epow(go(n.base), n.exp)
+        else:
+            out = _REBUILD[type(n)](*(go(c) for c in n.children()))
+        memo[n] = out
+        return out
+
+    return go(e)
+
+
+def _scalar(e: Expr, env: Mapping[str, Number], memo: dict[Expr, Number]) -> Number:
+    if e in memo:
+        return memo[e]
+    if isinstance(e, Const):
+        v: Number = e.value
+    elif isinstance(e, Sym):
+        if e.name not in env:
+            raise ModelError(f"no value for symbol {e.name!r}; pass it in the environment")
+        x = env[e.name]
+        v = int(x) if isinstance(x, numbers.Integral) else float(x)
+    elif isinstance(e, Where):  # lazy: the branch not taken may be undefined
+        v = _scalar(e.a if _scalar(e.cond, env, memo) != 0 else e.b, env, memo)
+    else:
+        args = [_scalar(c, env, memo) for c in e.children()]
+        try:
+            v = args[0] ** e.exp if isinstance(e, Pow) else _SCALAR_OPS[type(e)](*args)
+        except ZeroDivisionError as exc:
+            raise ModelError(f"division by zero evaluating {to_str(e)}") from exc
+        except (ValueError, OverflowError) as exc:
+            raise ModelError(f"cannot evaluate {to_str(e)}: {exc}") from exc
+    memo[e] = v
+    return v
+
+
+def evaluate(e: Expr, env: Mapping[str, Number]) -> float:
+    """Value of ``e`` with symbols bound by ``env``; integer parts are computed exactly."""
+    return float(_scalar(e, env, {}))
+
+

@@ -1,0 +1,352 @@
+"""FPGA platforms and operator costs, loaded from JSON data files.
+
+A platform file (``u250.json`` is the reference) gives the device totals
+(DSP48E2 slices, BRAM18K blocks, URAM288 blocks, LUTs, flip-flops), the usable
+fraction of each (default 0.7: designs above ~70 % rarely route at 300 MHz),
+the clock, the off-chip memory interfaces with their burst model, and the
+on-chip memory block geometry. Files are checked against a declarative schema
+before any object is built; errors name the file, the key and the value.
+
+The resource budget a model may use is ``available(p, r) = total(r) *
+usable_fraction(r)``.
+
+Operator costs (``optable.json``) are per dtype and operator: DSP48E2 slices
+per SIMD lane and pipeline latency in cycles at 300 MHz on UltraScale+:
+
+=======  ==============  ==============  ==============
+dtype    mul (DSP, lat)  add (DSP, lat)  sub (DSP, lat)
+=======  ==============  ==============  ==============
+fp32     3, 4            2, 8            2, 8
+fp64     11, 6           3, 8            3, 8
+int32    3, 3            0, 1            0, 1
+int16    1, 2            0, 1            0, 1
+int8     1, 1            0, 1            0, 1
+=======  ==============  ==============  ==============
+
+so an fp32 multiply-accumulate costs 5 DSPs. int8 is charged a whole DSP
+(packing two int8 multiplies per DSP48E2 is possible but not modelled). The
+file's ``source`` field says where each number comes from.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from odyssey.errors import ModelError, PlatformError
+from odyssey.platforms._schema import Int, ListOf, MapOf, Num, Obj, Str, load_json
+
+Resource = Literal["dsp", "bram18k", "uram", "lut", "ff"]
+RESOURCES: tuple[str, ...] = get_args(Resource)
+DEFAULT_USABLE_FRACTION = 0.7
+_OPTABLE = "optable"
+
+_NOTES = {"notes": Str()}
+_MEMORY_SPEC = Obj(
+    required={
+        "kind": Str(),
+        "ports": Int(),
+        "bandwidth_gbps_per_port": Num(),
+        "port_width_bits": Int(),
+        "max_burst_beats": Int(),
+        "burst_overhead_cycles": Int(0),
+        "read_latency_cycles": Int(0),
+    },
+    optional=_NOTES,
+)
+_PLATFORM_SPEC = Obj(
+    required={
+        "name": Str(),
+        "part": Str(),
+        "source": Str(),
+        "clock_mhz": Num(),
+        "resources": Obj(required={r: Int(0 if r == "uram" else 1) for r in RESOURCES}),
+        "memories": ListOf(_MEMORY_SPEC),
+        "memory_blocks": Obj(
+            required={
+                "bram18k": Obj(
+                    required={
+                        "bits": Int(),
+                        "shapes": ListOf(Obj(required={"width": Int(), "depth": Int()})),
+                    },
+                    optional=_NOTES,
+                ),
+                "uram": Obj(
+                    required={"bits": Int(), "width": Int(), "depth": Int()}, optional=_NOTES
+                ),
+            }
+        ),
+    },
+    optional={
+        "description": Str(),
+        "usable_fraction": Obj(optional={r: Num(0.0, 1.0) for r in RESOURCES}),
+        **_NOTES,
+    },
+)
+_OPTABLE_SPEC = Obj(
+    required={
+        "source": Str(),
+        "clock_mhz": Num(),
+        "ops": MapOf(MapOf(Obj(required={"dsp": Int(0), "latency": Int(0)}, optional=_NOTES))),
+    },
+    optional={"aliases": MapOf(Str()), **_NOTES},
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceCounts:
+    """Device totals: DSP48E2 slices, BRAM18K blocks, URAM288 blocks, LUTs, flip-flops."""
+
+    dsp: int
+    bram18k: int
+    uram: int
+    lut: int
+    ff: int
+
+
+@dataclass(frozen=True, slots=True)
+class UsableFractions:
+    """Fraction of each resource a design may use, in (0, 1]."""
+
+    dsp: float = DEFAULT_USABLE_FRACTION
+    bram18k: float = DEFAULT_USABLE_FRACTION
+    uram: float = DEFAULT_USABLE_FRACTION
+    lut: float = DEFAULT_USABLE_FRACTION
+    ff: float = DEFAULT_USABLE_FRACTION
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryInterface:
+    """Off-chip memory ports of one kind (DDR4 channels, HBM pseudo-channels).
+
+    A burst of ``b <= max_burst_beats`` beats of ``port_width_bits`` takes about
+    ``burst_overhead_cycles + b`` kernel cycles; the first data of a read arrives
+    after ``read_latency_cycles``.
+    """
+
+    kind: str
+    ports: int
+    bandwidth_gbps_per_port: float
+    port_width_bits: int
+    max_burst_beats: int
+    burst_overhead_cycles: int
+    read_latency_cycles: int
+
+    @property
+    def total_bandwidth_gbps(self) -> float:
+        """Peak bandwidth over all ports in GB/s: ``ports * bandwidth_gbps_per_port``."""
+        return self.ports * self.bandwidth_gbps_per_port
+
+    @property
+    def bytes_per_beat(self) -> int:
+        """Bytes moved per port per beat: ``port_width_bits / 8``."""
+        return self.port_width_bits // 8
+
+
+@dataclass(frozen=True, slots=True)
+class BramGeometry:
+    """RAMB18 block: ``bits`` of storage, usable as ``(width, depth)`` shapes."""
+
+    bits: int
+    shapes: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UramGeometry:
+    """URAM288 block: ``width`` x ``depth`` bits."""
+
+    bits: int
+    width: int
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """One FPGA target, built from a validated platform file (``origin``)."""
+
+    name: str
+    part: str
+    description: str
+    source: str
+    clock_mhz: float
+    resources: ResourceCounts
+    usable_fraction: UsableFractions
+    memories: tuple[MemoryInterface, ...]
+    bram18k: BramGeometry
+    uram: UramGeometry
+    origin: str
+
+
+def _bundled_names() -> list[str]:
+    files = resources.files("odyssey.platforms").iterdir()
+    return sorted(f.name[:-5] for f in files if f.name.endswith(".json") and f.name != "optable.json")
+
+
+def list_platforms() -> list[str]:
+    """Names of the bundled platforms (``u200``, ``u250``, ``u280``, ``vu9p``)."""
+    return _bundled_names()
+
+
+def _read(name_or_path: str, what: str, bundled: list[str]) -> tuple[str, str]:
+    """(text, label) of a bundled data file (by name) or of a user file (by path)."""
+    key = name_or_path.lower()
+    if key in bundled and not Path(name_or_path).suffix:
+        entry = resources.files("odyssey.platforms") / f"{key}.json"
+        return entry.read_text(encoding="utf-8"), f"odyssey/platforms/{key}.json"
+    path = Path(name_or_path)
+    if not path.is_file():
+        raise PlatformError(
+            f"unknown {what} {name_or_path!r}: not a bundled name ({', '.join(bundled)}) "
+            f"and no such file; pass a bundled name or the path to a JSON file shaped like "
+            f"odyssey/platforms/u250.json"
+        )
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except OSError as exc:
+        raise PlatformError(f"{path}: cannot read the file ({exc.strerror})") from exc
+
+
+def _check_fraction(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise PlatformError(
+            f"usable_fraction must be a number in (0, 1], got {value!r}; e.g. 0.7 keeps 30 % "
+            "of every resource free for routing"
+        )
+    return float(value)
+
+
+def load_platform(name_or_path: str, *, usable_fraction: float | None = None) -> Platform:
+    """Load a bundled platform by name (``u250``) or a user platform file by path.
+
+    ``usable_fraction`` (in (0, 1]) overrides the file's fractions for every
+    resource. Raises PlatformError naming the file, key and value at fault.
+    """
+    override = None if usable_fraction is None else _check_fraction(usable_fraction)
+    text, label = _read(name_or_path, "platform", _bundled_names())
+    d = _PLATFORM_SPEC.check(load_json(text, label), "", label)
+    blocks = d["memory_blocks"]
+    shapes = [(s["width"], s["depth"]) for s in blocks["bram18k"]["shapes"]]
+    bram = BramGeometry(bits=blocks["bram18k"]["bits"], shapes=tuple(sorted(shapes)))
+    for i, (w, depth) in enumerate(shapes):
+        if w * depth > bram.bits:
+            raise PlatformError(
+                f"{label}: memory_blocks.bram18k.shapes[{i}] is {w} x {depth} = {w * depth} bits, "
+                f"more than the block's {bram.bits} bits; fix the width or the depth"
+            )
+    u = blocks["uram"]
+    if u["width"] * u["depth"] > u["bits"]:
+        raise PlatformError(
+            f"{label}: memory_blocks.uram is {u['width']} x {u['depth']} bits, more than its "
+            f"{u['bits']} bits; fix the width or the depth"
+        )
+    fractions = d.get("usable_fraction", {})
+    if override is not None:
+        fractions = dict.fromkeys(RESOURCES, override)
+    return Platform(
+        name=d["name"],
+        part=d["part"],
+        description=d.get("description", d["part"]),
+        source=d["source"],
+        clock_mhz=d["clock_mhz"],
+        resources=ResourceCounts(**d["resources"]),
+        usable_fraction=UsableFractions(**fractions),
+        memories=tuple(
+            MemoryInterface(**{k: v for k, v in m.items() if k != "notes"}) for m in d["memories"]
+        ),
+        bram18k=bram,
+        uram=UramGeometry(bits=u["bits"], width=u["width"], depth=u["depth"]),
+        origin=label,
+    )
+
+
+def available(platform: Platform, resource: str) -> float:
+    """Budget for ``resource``: ``total * usable_fraction`` (e.g. U250 DSP: 12288 * 0.7)."""
+    if resource not in RESOURCES:
+        raise PlatformError(
+            f"unknown resource {resource!r}; the resources are {', '.join(RESOURCES)}"
+        )
+    total: int = getattr(platform.resources, resource)
+    fraction: float = getattr(platform.usable_fraction, resource)
+    return total * fraction
+
+
+# ----------------------------------------------------------------- operator costs
+
+Op = Literal["add", "sub", "mul"]
+
+
+@dataclass(frozen=True, slots=True)
+class OpCost:
+    """One operator on one dtype: DSP48E2 slices per lane and latency in cycles."""
+
+    dsp: int
+    latency: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpCosts:
+    """The operator cost table: ``table[dtype][op]``, dtype aliases such as ``float``."""
+
+    table: tuple[tuple[str, tuple[tuple[str, OpCost], ...]], ...]
+    aliases: tuple[tuple[str, str], ...]
+    clock_mhz: float
+    source: str
+    origin: str
+
+    def lookup(self, dtype: str, op: str) -> OpCost:
+        """Cost of ``op`` on ``dtype`` (or an alias such as ``float``); ModelError if unknown."""
+        canonical = dict(self.aliases).get(dtype, dtype)
+        ops = dict(self.table).get(canonical)
+        cost = None if ops is None else dict(ops).get(op)
+        if cost is None:
+            known = "; ".join(f"{t}: {', '.join(o for o, _ in os)}" for t, os in self.table)
+            raise ModelError(
+                f"no operator cost for {op!r} on dtype {dtype!r} in {self.origin}; known "
+                f"combinations are {known} (dtype aliases: "
+                f"{', '.join(a for a, _ in self.aliases)}); add it to the table"
+            )
+        return cost
+
+
+def load_op_costs(name_or_path: str = _OPTABLE) -> OpCosts:
+    """Load the bundled operator table or a user file with the same shape."""
+    text, label = _read(name_or_path, "operator table", [_OPTABLE])
+    d = _OPTABLE_SPEC.check(load_json(text, label), "", label)
+    aliases = d.get("aliases", {})
+    for alias, target in aliases.items():
+        if target not in d["ops"]:
+            raise PlatformError(
+                f"{label}: aliases.{alias} points to {target!r}, which is not a dtype in ops "
+                f"({', '.join(d['ops'])}); fix the alias or add the dtype"
+            )
+    table = tuple(
+        (t, tuple((op, OpCost(c["dsp"], c["latency"])) for op, c in ops.items()))
+        for t, ops in d["ops"].items()
+    )
+    return OpCosts(table, tuple(aliases.items()), d["clock_mhz"], d["source"], label)
+
+
+@functools.cache
+def default_op_costs() -> OpCosts:
+    """The bundled table (read once, on first use)."""
+    return load_op_costs()
+
+
+def op_cost(dtype: str, op: Op | str, *, costs: OpCosts | None = None) -> tuple[int, int]:
+    """``(dsp, latency)`` of ``op`` on ``dtype`` from ``costs`` (default: bundled table).
+
+    ``op_cost("fp32", "mul") == (3, 4)``; unknown combinations raise ModelError
+    listing the known ones.
+    """
+    c = (costs or default_op_costs()).lookup(dtype, op)
+    return c.dsp, c.latency
+
+
+def mac_cost(dtype: str, *, costs: OpCosts | None = None) -> tuple[int, int]:
+    """``(dsp, latency)`` of a multiply-accumulate: mul + add (fp32: 5 DSPs, 12 cycles)."""
+    m_dsp, m_lat = op_cost(dtype, "mul", costs=costs)
+    a_dsp, a_lat = op_cost(dtype, "add", costs=costs)
+    return m_dsp + a_dsp, m_lat + a_lat
