@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from odyssey.codegen.geometry import OperandGeom
 from odyssey.codegen.hls_ast import For, Stmt
 from odyssey.codegen.tiling import LoopGeom, Tiling
-from odyssey.expr import Expr, const, floor_div, sym
+from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, floor_div, lt, sym, where
 from odyssey.polyhedral.scop import Scop, Statement
 
 #: C names of element types in generated helper function names
@@ -40,6 +40,7 @@ class Ctx:
     operands: tuple[OperandGeom, ...]
     c0: str | None  # the initialiser's constant, or None when the output starts from DRAM
     fadd_latency: int  # latency of the reduction operator (cycles)
+    mul_latency: int = 4  # latency of the statement's multiply (cycles)
 
     # --- loops -------------------------------------------------------------------------
 
@@ -87,13 +88,16 @@ class Ctx:
 
     @property
     def needs_cin(self) -> bool:
-        return self.c0 is None or any(self.g(n).tiles > 1 for n in self.outer_reduction)
+        """Partial sums come back from DRAM: there is no initialiser, or the ordering puts a
+        reduction tile loop outside the output's loops (then the path exists for every
+        tiling; with one tile along those loops it is simply never taken)."""
+        return self.c0 is None or bool(self.outer_reduction)
 
     def cin_cond(self) -> tuple[str, Expr | None]:
         """C condition under which a visit reads partial sums back, and its frequency."""
         if self.c0 is None:
             return "true", None
-        parts = [f"t_{n} > 0" for n in self.outer_reduction if self.g(n).tiles > 1]
+        parts = [f"t_{n} > 0" for n in self.outer_reduction]
         first: Expr = const(1)  # fraction of visits where every outer reduction index is 0
         for n in self.outer_reduction:
             first = first / self.g(n).tiles_sym
@@ -134,6 +138,37 @@ class Ctx:
         for _, _, _, val in loops[red[-1] + 1 :]:
             d *= val
         return max(1, -(-self.fadd_latency // d))
+
+    def pe_depth(self, simd: int) -> int:
+        """Pipeline depth of the PE compute loop: operand read, multiply, the adder tree over
+        ``simd`` lanes, the accumulation, the write: ``2 + L_mul + ceil(log2 S)*L_add + L_add``."""
+        tree = (simd - 1).bit_length()
+        return 2 + self.mul_latency + tree * self.fadd_latency + self.fadd_latency
+
+    def pe_depth_sym(self) -> Expr:
+        """:meth:`pe_depth` as an expression of the SIMD factor."""
+        simd = self.tiling.design.simd_loop
+        lanes = self.g(simd).t2_sym if simd else const(1)
+        return const(2 + self.mul_latency + self.fadd_latency) + eceil(elog2(lanes)) * self.fadd_latency
+
+    def drain_depth(self) -> int:
+        """Read ``acc``, combine with the incoming partial sum, write: ``2 + L_add``."""
+        return 2 + self.fadd_latency
+
+    def pe_ii_sym(self) -> Expr:
+        """:meth:`pe_ii` as an expression of the tiling: the maximum over the reduction PE
+        loops ``r`` that iterate (trip > 1) of ``ceil(L / D_r)``, ``D_r`` the product of the
+        loops inside ``r``; the innermost such ``r`` has the smallest ``D_r``."""
+        loops = self.pe_loops()
+        terms: list[Expr] = [const(1)]
+        for k, (_, loop, trip, _) in enumerate(loops):
+            if loop not in self.reduction:
+                continue
+            d: Expr = const(1)
+            for _, _, t, _ in loops[k + 1 :]:
+                d = d * t
+            terms.append(where(lt(1, trip), ceil_div(self.fadd_latency, d), 1))
+        return emax(*terms)
 
     def local(self, loop: str, lane: str = "ln") -> str:
         """C value of a loop's offset within the PE's part of a tile (time loops: within the

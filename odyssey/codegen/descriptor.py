@@ -41,13 +41,13 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
                 "array": op.array.name, "elem": op.ctype, "bits": op.bits, "dims": list(op.box),
                 "dims_sym": [_j(e) for e in op.box_sym], "double_buffered": True,
                 "instances": max(1, _prod(ctx.g(s).outer for s in op.inj)), "packing_lanes": op.lanes,
-                "partition": {"dim": -1, "factor": 1}, "ctype": blk_t(op),
+                "simd_read": op.simd, "ctype": blk_t(op),
             })
     acc_sym, acc_n = ctx.acc_size()
     memory.append({
         "name": "acc", "module": "PE", "array": ctx.output.array.name, "elem": ctx.output.ctype,
-        "bits": ctx.output.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)], "double_buffered": False,
-        "instances": t.num_pes, "packing_lanes": 1, "partition": None,
+        "bits": ctx.output.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)], "double_buffered": True,
+        "instances": t.num_pes, "packing_lanes": 1, "simd_read": False,
     })
     if ctx.needs_cin and ctx.main.op != "=":
         out = ctx.output
@@ -55,7 +55,7 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
             "name": f"{out.name}_partial_block", "module": f"{out.name}_IO_L2_in", "array": out.array.name,
             "elem": out.ctype, "bits": out.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)],
             "double_buffered": True, "instances": max(1, _prod(ctx.g(s).outer for s in out.inj)),
-            "packing_lanes": 1, "partition": None,
+            "packing_lanes": 1, "simd_read": False,
         })
     simd = t.loop(d.simd_loop).t2 if d.simd_loop else 1
     return {
@@ -72,11 +72,13 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
         "tiling": dict(t.values),
         "params": [p.as_json() for p in d.params],
         "loops": [{"name": g.name, "lower": g.lower, "extent": g.extent, "extent_sym": _j(g.extent_sym),
-                   "tiles": g.tiles, "tiles_sym": _j(g.tiles_sym), "padded": g.padded, "space": g.space,
+                   "tiles": g.tiles, "tiles_sym": _j(g.tiles_sym), "outer_sym": _j(g.outer_sym),
+                   "t1_sym": _j(g.t1_sym), "t2_sym": _j(g.t2_sym), "padded": g.padded, "space": g.space,
                    "reduction": g.reduction, "level2": g.level2} for g in t.loops],
         "operands": [{"name": op.name, "array": op.array.name, "role": op.role, "elem": op.ctype,
                       "bits": op.bits, "injection_loops": list(op.inj), "chain_loop": op.chain,
                       "reload_loops": list(d.order[: op.trunc]), "lanes": op.lanes, "simd": op.simd,
+                      "lanes_sym": _j(op.lanes_sym), "lanes_macro": op.lanes_macro,
                       "dram_shape": list(op.dram_shape), "box": list(op.box),
                       "box_sym": [_j(e) for e in op.box_sym]} for op in ctx.operands],
         "modules": [{"name": f.name, "kind": f.kind, "template": list(f.template),
@@ -85,7 +87,8 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
         "memory": memory,
         "compute": {"simd_lanes": simd, "ops_per_lane": op_table(ctx), "dtype": ctx.output.ctype,
                     "operand_types": {op.name: op.ctype for op in ctx.inputs},
-                    "pe_ii": ctx.pe_ii(), "reduction_latency": ctx.fadd_latency,
+                    "pe_ii": ctx.pe_ii(), "pe_ii_sym": _j(ctx.pe_ii_sym()),
+                    "reduction_latency": ctx.fadd_latency,
                     "pe_iterations_per_tile": ctx.pe_iterations()[1],
                     "pe_iterations_per_tile_sym": _j(ctx.pe_iterations()[0])},
         "topology": {"array_dims": [g.outer for g in t.space],

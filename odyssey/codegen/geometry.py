@@ -22,7 +22,7 @@ from typing import Literal
 
 from odyssey.codegen.tiling import Tiling, affine_expr
 from odyssey.errors import CodegenError
-from odyssey.expr import Expr, add, const
+from odyssey.expr import Expr, add, const, eq, floor_div, where
 from odyssey.polyhedral.affine import Affine
 from odyssey.polyhedral.scop import Array, Reference, Scop
 
@@ -41,6 +41,7 @@ class OperandGeom:
     box: tuple[int, ...]  # module box extents per array dimension
     box_sym: tuple[Expr, ...]
     lanes: int  # elements per I/O chain word
+    lanes_sym: Expr  # the same, as an expression of the tiling (for the models)
     simd: bool  # the PE reads a vector of SIMD lanes per iteration
     dram_shape: tuple[int, ...]  # padded DRAM shape
 
@@ -62,6 +63,18 @@ class OperandGeom:
     @property
     def words_per_box(self) -> int:
         return self.box_elems // self.lanes
+
+    @property
+    def rows_outer(self) -> bool:
+        """The L3 reader and the chain transfer box *rows* outermost and module positions
+        inside: when the injection loop indexes the innermost array dimension, the boxes of
+        consecutive modules are adjacent in DRAM, so a row of all of them is one burst."""
+        return (len(self.inj) == 1 and self.role == "input"
+                and self.ref.subscripts[-1].coeff(self.inj[0]) != 0)
+
+    @property
+    def lanes_macro(self) -> str:
+        return f"LANES_{self.name}"
 
     @property
     def word_type(self) -> str:
@@ -111,9 +124,11 @@ def build_operands(scop: Scop, tiling: Tiling) -> list[OperandGeom]:
         role: Literal["input", "output"] = "input" if op.role == "input" else "output"
         simd = design.simd_loop is not None and any(s.coeff(design.simd_loop) for s in ref.subscripts)
         lanes = _lanes(ref, tiling, inj, box, arr.bits) if role == "input" else 1
+        lanes_sym = _lanes_sym(ref, tiling, inj, box_sym[-1] if box_sym else const(1), arr.bits) \
+            if role == "input" else const(1)
         out.append(OperandGeom(
             name=names[op.ref_id], array=arr, ref=ref, role=role, inj=inj, chain=op.chain_loop,
-            trunc=trunc, box=box, box_sym=box_sym, lanes=lanes, simd=simd and role == "input",
+            trunc=trunc, box=box, box_sym=box_sym, lanes=lanes, lanes_sym=lanes_sym, simd=simd and role == "input",
             dram_shape=_dram_shape(ref, arr, tiling, scop, lanes),
         ))
     return out
@@ -164,6 +179,39 @@ def _lanes(ref: Reference, tiling: Tiling, inj: tuple[str, ...], box: tuple[int,
     while lanes * 2 * bits <= MAX_PORT_BITS and g % (lanes * 2) == 0:
         lanes *= 2
     return lanes
+
+
+def _lanes_sym(ref: Reference, tiling: Tiling, inj: tuple[str, ...], inner_ext: Expr, bits: int) -> Expr:
+    """:func:`_lanes` as an expression: the largest power of two ``L <= 512/bits`` dividing
+    the innermost box extent and every stride of the innermost base address."""
+    if not ref.subscripts:
+        return const(1)
+    inner = ref.subscripts[-1]
+    values: list[Expr] = [inner_ext]
+    fixed = abs(inner.const)
+    for loop, c in inner.coeffs:
+        if loop not in tiling.design.order:
+            fixed = 0 if fixed == 0 else gcd(fixed, 0)
+            continue
+        lg = tiling.loop(loop)
+        values.append(lg.t1_sym * c)
+        fixed = gcd(fixed, c * lg.lower)
+        if loop in inj:
+            values.append(lg.t2_sym * c)
+    result: Expr = const(1)
+    lanes = 2
+    cands = []
+    while lanes * bits <= MAX_PORT_BITS:
+        cands.append(lanes)
+        lanes *= 2
+    for cand in cands:  # ascending: the last true condition wins
+        if fixed % cand != 0:
+            continue
+        cond: Expr = const(1)
+        for v in values:
+            cond = cond * eq(v - floor_div(v, cand) * cand, 0)
+        result = where(cond, cand, result)
+    return result
 
 
 def _dram_shape(ref: Reference, arr: Array, tiling: Tiling, scop: Scop, lanes: int) -> tuple[int, ...]:

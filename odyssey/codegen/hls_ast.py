@@ -16,6 +16,9 @@ from typing import Any, Literal
 
 from odyssey.expr import Expr, to_c, to_json
 
+#: pipeline depth (cycles from issue to the last write) of an I/O loop body
+DEFAULT_DEPTH = 3
+
 
 @dataclass(frozen=True, slots=True)
 class Pragma:
@@ -57,11 +60,14 @@ class StreamWrite:
 
 @dataclass(frozen=True, slots=True)
 class DramRead:
-    """``target = port[index]`` on an m_axi port (one word of ``port``'s packed type)."""
+    """``target = port[index]`` on an m_axi port (one word of ``port``'s packed type).
+    ``run`` consecutive accesses form one burst (the DRAM port model charges its
+    per-burst overhead once per ``run`` accesses)."""
 
     port: str
     index: str
     target: str
+    run: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +75,7 @@ class DramWrite:
     port: str
     index: str
     value: str
+    run: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +115,20 @@ class For:
     unroll: bool = False
     label: str | None = None
     extra_pragmas: tuple[Pragma, ...] = ()
+    pipeline_depth: int = DEFAULT_DEPTH
+    ii_sym: Expr | None = None  # the II as an expression of the tiling, when it depends on it
+    depth_sym: Expr | None = None  # likewise the pipeline depth
+
+
+def pipelined_nest(s: For) -> For | None:
+    """The pipelined loop at the bottom of the perfect loop nest rooted at ``s``, if any:
+    Vitis flattens a perfect nest of constant-bound loops into the inner pipeline."""
+    cur = s
+    while cur.pipeline_ii is None:
+        if len(cur.body) != 1 or not isinstance(cur.body[0], For):
+            return None
+        cur = cur.body[0]
+    return cur
 
 
 Stmt = Pragma | Comment | Line | Decl | StreamRead | StreamWrite | DramRead | DramWrite | Call | Scope | If | For
@@ -151,7 +172,9 @@ def _dims(dims: Sequence[Expr | int]) -> str:
     return "".join(f"[{d if isinstance(d, int) else to_c(d)}]" for d in dims)
 
 
-def print_stmt(s: Stmt, indent: int, out: list[str]) -> None:
+def print_stmt(s: Stmt, indent: int, out: list[str], *, in_pipe: bool = False) -> None:
+    """Print ``s``. Timing hooks (``ODYSSEY_PIPE_*``, ``ODYSSEY_DRAM``) expand to nothing
+    unless the design is built for timed simulation (``-DODYSSEY_TIMED``)."""
     pad = "  " * indent
     if isinstance(s, Pragma):
         out.append(f"{pad}#pragma {s.text}")
@@ -169,8 +192,10 @@ def print_stmt(s: Stmt, indent: int, out: list[str]) -> None:
         out.append(f"{pad}{s.stream}.write({s.value});")
     elif isinstance(s, DramRead):
         out.append(f"{pad}{s.target} = {s.port}[{s.index}];")
+        out.append(f"{pad}ODYSSEY_DRAM({_run(s.run)});")
     elif isinstance(s, DramWrite):
         out.append(f"{pad}{s.port}[{s.index}] = {s.value};")
+        out.append(f"{pad}ODYSSEY_DRAM({_run(s.run)});")
     elif isinstance(s, Call):
         targs = f"<{', '.join(s.template_args)}>" if s.template_args else ""
         out.append(f"{pad}{s.func}{targs}({', '.join(s.args)});")
@@ -189,6 +214,9 @@ def print_stmt(s: Stmt, indent: int, out: list[str]) -> None:
                 print_stmt(c, indent + 1, out)
         out.append(f"{pad}}}")
     elif isinstance(s, For):
+        inner = None if in_pipe else pipelined_nest(s)
+        if inner is not None:
+            out.append(f"{pad}ODYSSEY_PIPE_BEGIN({inner.pipeline_ii}, {inner.pipeline_depth});")
         label = f"{s.label}: " if s.label else ""
         out.append(f"{pad}{label}for (int {s.var} = 0; {s.var} < {to_c(s.trip)}; {s.var}++) {{")
         if s.pipeline_ii is not None:
@@ -197,9 +225,13 @@ def print_stmt(s: Stmt, indent: int, out: list[str]) -> None:
             out.append(f"{pad}  #pragma HLS UNROLL")
         for p in s.extra_pragmas:
             out.append(f"{pad}  #pragma {p.text}")
+        if s.pipeline_ii is not None:
+            out.append(f"{pad}  ODYSSEY_PIPE_ITER();")
         for c in s.body:
-            print_stmt(c, indent + 1, out)
+            print_stmt(c, indent + 1, out, in_pipe=in_pipe or inner is not None)
         out.append(f"{pad}}}")
+        if inner is not None:
+            out.append(f"{pad}ODYSSEY_PIPE_END();")
     else:  # pragma: no cover - exhaustive
         raise TypeError(type(s))
 
@@ -246,6 +278,10 @@ def print_unit(u: Unit) -> str:
     return "\n".join(out)
 
 
+def _run(run: Expr | None) -> str:
+    return to_c(run) if run is not None else "1"
+
+
 # --- descriptor form ----------------------------------------------------------------------
 
 
@@ -253,6 +289,9 @@ def stmt_json(s: Stmt) -> dict[str, Any]:
     """The descriptor form of a statement: what the models need, C text where useful."""
     if isinstance(s, For):
         return {"type": "for", "var": s.var, "trip": to_json(s.trip), "pipeline_ii": s.pipeline_ii,
+                "pipeline_depth": s.pipeline_depth if s.pipeline_ii is not None else None,
+                "ii_sym": to_json(s.ii_sym) if s.ii_sym is not None else None,
+                "depth_sym": to_json(s.depth_sym) if s.depth_sym is not None else None,
                 "unroll": s.unroll, "body": [stmt_json(c) for c in s.body]}
     if isinstance(s, If):
         return {"type": "if", "cond": s.cond, "freq": to_json(s.freq) if s.freq is not None else None,
@@ -263,10 +302,9 @@ def stmt_json(s: Stmt) -> dict[str, Any]:
         return {"type": "fifo_read", "fifo": s.stream}
     if isinstance(s, StreamWrite):
         return {"type": "fifo_write", "fifo": s.stream}
-    if isinstance(s, DramRead):
-        return {"type": "dram_read", "port": s.port}
-    if isinstance(s, DramWrite):
-        return {"type": "dram_write", "port": s.port}
+    if isinstance(s, DramRead | DramWrite):
+        kind = "dram_read" if isinstance(s, DramRead) else "dram_write"
+        return {"type": kind, "port": s.port, "run": to_json(s.run) if s.run is not None else 1}
     if isinstance(s, Call):
         return {"type": "call", "func": s.func, "template_args": list(s.template_args)}
     if isinstance(s, Decl):

@@ -104,6 +104,7 @@ def host_source(ctx: Ctx, seed: int) -> str:
     lines.extend(_output_image(scop, out_op))
     call = [f"{op.name}_dram.data()" for op in ctx.inputs] + [f"{out_op.name}_dram.data()"]
     lines.append(f"  kernel0({', '.join(call)});")
+    lines.append("  ODYSSEY_TIMED_REPORT();  // cycle counts of a timed simulation; nothing otherwise")
     lines.append(f"  reference({', '.join(a.name for a in scop.arrays)});")
     shp = _shape(scop, out_op.array.name)
     pshp = list(out_op.dram_shape)

@@ -35,7 +35,7 @@ from odyssey.codegen.hls_ast import (
     StreamRead,
     StreamWrite,
 )
-from odyssey.expr import Expr, const, sym
+from odyssey.expr import Expr, const, eq, sym, where
 
 
 def stream_t(ctype: str) -> str:
@@ -53,13 +53,19 @@ def _tmpl(inj: tuple[str, ...]) -> tuple[str, ...]:
 # --- input operands ------------------------------------------------------------------
 
 
-def _box_word_loops(op: OperandGeom, body: tuple[Stmt, ...], *, ii: int | None = 1) -> tuple[Stmt, ...]:
-    """Loops over the words of one box: ``e0 .. e{D-2}`` then ``ew`` (packed innermost)."""
+def _box_word_loops(op: OperandGeom, body: tuple[Stmt, ...], *, ii: int | None = 1,
+                    blocks: tuple[str, Expr] | None = None) -> tuple[Stmt, ...]:
+    """Loops over the words of one box: rows ``e0 .. e{D-2}`` then ``ew`` (packed innermost).
+    ``blocks = (var, count)`` adds the loop over module positions: outside the rows, or
+    between the rows and ``ew`` when the operand moves rows outermost."""
     d = len(op.box)
-    inner = op.box_sym[-1] // op.lanes if op.lanes > 1 else op.box_sym[-1]
-    loops: tuple[Stmt, ...] = (For("ew", inner, body, pipeline_ii=ii),)
+    loops: tuple[Stmt, ...] = (For("ew", _words_per_row(op), body, pipeline_ii=ii),)
+    if blocks is not None and op.rows_outer:
+        loops = (For(blocks[0], blocks[1], loops),)
     for k in reversed(range(d - 1)):
         loops = (For(f"e{k}", op.box_sym[k], loops),)
+    if blocks is not None and not op.rows_outer:
+        loops = (For(blocks[0], blocks[1], loops),)
     return loops
 
 
@@ -85,20 +91,48 @@ def _dram_word_index(ctx: Ctx, op: OperandGeom) -> str:
                 if loop in op.inj:
                     base += f" + b_{loop} * T_{loop}2"
                 vals[loop] = base
-        elem = "ew * " + str(op.lanes) if d == dims - 1 else f"e{d}"
+        elem = f"ew * {op.lanes_macro}" if d == dims - 1 else f"e{d}"
         parts.append(f"({index_c(sub, vals)} + {elem}) * {stride}")
         stride *= op.dram_shape[d]
     terms = list(reversed(parts))
-    return f"({' + '.join(terms)}) / {op.lanes}"
+    return f"({' + '.join(terms)}) / {op.lanes_macro}"
+
+
+def _words_per_row(op: OperandGeom) -> Expr:
+    """Consecutive DRAM words of one box row: one burst."""
+    return op.box_sym[-1] // sym(op.lanes_macro)
+
+
+def _out_run(ctx: Ctx, op: OperandGeom) -> Expr:
+    """Consecutive DRAM elements of a drained block: the innermost accumulator axis when it
+    is the array's innermost dimension with stride 1, else single elements."""
+    dims = ctx.acc_dims()
+    if dims and op.ref.subscripts and op.ref.subscripts[-1].coeff(dims[-1][0]) == 1:
+        return dims[-1][1]
+    return const(1)
+
+
+def _l3_run(ctx: Ctx, op: OperandGeom) -> Expr:
+    """Burst length of the L3 reader: one box row, or a row across all modules when rows
+    go outermost and the modules' boxes abut (no halo)."""
+    wpr = _words_per_row(op)
+    if not op.rows_outer:
+        return wpr
+    s = op.inj[0]
+    g = ctx.g(s)
+    stride = g.t2_sym * op.ref.subscripts[-1].coeff(s)
+    return where(eq(op.box_sym[-1], stride), wpr * g.outer_sym, wpr)
 
 
 def l3_in(ctx: Ctx, op: OperandGeom) -> Function:
     word = op.word_type
-    body = _box_word_loops(op, (
-        DramRead(op.name, _dram_word_index(ctx, op), f"{word} w"),
-        StreamWrite("fifo_out", "w"),
-    ))
-    body = ctx.tile_loops(ctx.order[: op.trunc], _block_positions(ctx, op.inj, body))
+    read = (DramRead(op.name, _dram_word_index(ctx, op), f"{word} w", run=_l3_run(ctx, op)),
+            StreamWrite("fifo_out", "w"))
+    if op.rows_outer:
+        body = _box_word_loops(op, read, blocks=(f"b_{op.inj[0]}", ctx.g(op.inj[0]).outer_sym))
+    else:
+        body = _block_positions(ctx, op.inj, _box_word_loops(op, read))
+    body = ctx.tile_loops(ctx.order[: op.trunc], body)
     return Function(
         f"{op.name}_IO_L3_in",
         (Param(f"{word} *", op.name), Param(stream_t(word), "fifo_out", by_ref=True)),
@@ -135,8 +169,8 @@ def _unpack(op: OperandGeom) -> tuple[Stmt, ...]:
     if op.lanes == 1:
         return (Line(f"blk{idx}[ew] = {of_bits(op.ctype)}(w)"),)
     b = op.bits
-    return (For("k", const(op.lanes), (
-        Line(f"blk{idx}[ew * {op.lanes} + k] = {of_bits(op.ctype)}(w(k * {b} + {b - 1}, k * {b}))"),
+    return (For("k", sym(op.lanes_macro), (
+        Line(f"blk{idx}[ew * {op.lanes_macro} + k] = {of_bits(op.ctype)}(w(k * {b} + {b - 1}, k * {b}))"),
     ), unroll=True),)
 
 
@@ -151,7 +185,7 @@ def chain_buffer_inter(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function
     else:
         move = (StreamRead("fifo_in", f"{word} w"),
                 If("c == 0", keep, (StreamWrite("fifo_out", "w"),)))
-        body = (For("c", ctx.g(s).outer_sym - sym(f"p_{s}"), _box_word_loops(op, move)),)
+        body = _box_word_loops(op, move, blocks=("c", ctx.g(s).outer_sym - sym(f"p_{s}")))
     body = ctx.tile_loops(ctx.order[: op.trunc], (Scope((Line(f"hls::write_lock<{blk_t(op)}> blk(blocks)"), *body)),))
     params = [Param(stream_t(word), "fifo_in", by_ref=True)]
     if s is not None and not boundary:
@@ -180,7 +214,8 @@ def _pe_loop_nest(ctx: Ctx, body: tuple[Stmt, ...], ii: int) -> tuple[Stmt, ...]
         return body
     out: tuple[Stmt, ...] = body
     for k, (var, _, trip, _) in enumerate(reversed(loops)):
-        out = (For(var, trip, out, pipeline_ii=ii if k == 0 else None),)
+        out = (For(var, trip, out, pipeline_ii=ii if k == 0 else None,
+                   ii_sym=ctx.pe_ii_sym() if k == 0 else None),)
     return out
 
 
@@ -240,13 +275,13 @@ def l3_out(ctx: Ctx, op: OperandGeom) -> Function:
     ctype = op.ctype
     gidx = _out_global_index(ctx, op)
     write = _block_positions(ctx, op.inj, _acc_loops(ctx, (
-        StreamRead("fifo_in", f"{ctype} v"), DramWrite(op.name, gidx, "v"))))
+        StreamRead("fifo_in", f"{ctype} v"), DramWrite(op.name, gidx, "v", run=_out_run(ctx, op)))))
     body: tuple[Stmt, ...] = write
     params = [Param(f"{ctype} *", op.name), Param(stream_t(ctype), "fifo_in", by_ref=True)]
     if ctx.needs_cin:
         cond, freq = ctx.cin_cond()
         read = _block_positions(ctx, op.inj, _acc_loops(ctx, (
-            DramRead(op.name, gidx, f"{ctype} v"), StreamWrite("fifo_cin", "v"))))
+            DramRead(op.name, gidx, f"{ctype} v", run=_out_run(ctx, op)), StreamWrite("fifo_cin", "v"))))
         body = (If(cond, read, freq=freq), *write) if cond != "true" else (*read, *write)
         params.append(Param(stream_t(ctype), "fifo_cin", by_ref=True))
     name = f"{op.name}_drain_IO_L3_out" if not ctx.needs_cin else f"{op.name}_IO_L3_inout"

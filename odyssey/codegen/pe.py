@@ -25,12 +25,13 @@ from odyssey.codegen.hls_ast import (
     Line,
     Param,
     Pragma,
+    Scope,
     Stmt,
     StreamRead,
     StreamWrite,
 )
 from odyssey.codegen.io_modules import stream_t
-from odyssey.expr import Expr, const, to_c
+from odyssey.expr import const
 from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr
 
 
@@ -43,14 +44,17 @@ class PEVariant:
     out_head: bool
     out_tail: bool
 
-    def name(self, ctx: Ctx) -> str:
-        parts = [f"{n}last" for n in sorted(self.no_forward)]
+    def compute_name(self) -> str:
+        return "PE" + "".join(f"_{n}last" for n in sorted(self.no_forward))
+
+    def drain_name(self, ctx: Ctx) -> str:
+        parts = []
         if ctx.output.chain is not None:
             if self.out_head:
                 parts.append(f"{ctx.output.name}head")
             if self.out_tail:
                 parts.append(f"{ctx.output.name}tail")
-        return "PE" + "".join("_" + p for p in parts)
+        return "PE_drain" + "".join("_" + p for p in parts)
 
 
 def variant_of(ctx: Ctx, pos: dict[str, int]) -> PEVariant:
@@ -139,11 +143,35 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
         extra: tuple[Pragma, ...] = ()
         if k == 0 and d_dist is not None:
             extra = (Pragma(f"HLS DEPENDENCE variable=acc type=inter dependent=true distance={d_dist}"),)
-        compute = (For(var, trip, compute, pipeline_ii=ii if k == 0 else None, extra_pragmas=extra),)
+        compute = (For(var, trip, compute, pipeline_ii=ii if k == 0 else None, extra_pragmas=extra,
+                       pipeline_depth=ctx.pe_depth(simd_lanes), depth_sym=ctx.pe_depth_sym(),
+                       ii_sym=ctx.pe_ii_sym() if k == 0 else None),)
     if not loops:
         compute = tuple(body)
+    del out
 
-    # drain at the end of an accumulation period
+    # the accumulator is a block held for one accumulation period (the inner reduction tile
+    # loops); the drain process streams the previous period's block while this one computes
+    params.append(Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True))
+    inner = ctx.tile_loops(ctx.inner_reduction, compute)
+    body_v = (Scope((Line(f"hls::write_lock<{acc_t(ctx)}> acc(acc_blocks)"), *inner)),)
+    full = ctx.tile_loops(ctx.order[: ctx.out_trunc], body_v)
+    template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
+    name = variant.compute_name()
+    return Function(name, tuple(params), full, template=template, kind="pe",
+                    comment=f"{name}: processing element (II={ii}).")
+
+
+def acc_t(ctx: Ctx) -> str:
+    return f"{ctx.output.name}_acc_t"
+
+
+def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
+    """Streams a finished accumulator block out, adding the partial sum it receives."""
+    out = ctx.output
+    octype = out.ctype
+    op = ctx.main.op
+    params: list[Param] = [Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True)]
     drain_body: list[Stmt] = [Decl(octype, "r", init="acc[e]")]
     if variant.out_head and op == "=":
         base = "0"
@@ -166,19 +194,13 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     params.append(Param(stream_t(octype), target, by_ref=True))
     drain_body.append(StreamWrite(target, "r"))
     acc_sym, _ = ctx.acc_size()
-    drain = For("e", acc_sym, tuple(drain_body), pipeline_ii=1)
-    last_parts = [f"t_{n} == {to_c(ctx.g(n).tiles_sym)} - 1" for n in ctx.inner_reduction
-                  if ctx.g(n).tiles > 1]
-    freq: Expr = const(1)
-    for n in ctx.inner_reduction:
-        freq = freq / ctx.g(n).tiles_sym
-    tile_body: tuple[Stmt, ...] = (*compute, If(" && ".join(last_parts), (drain,), freq=freq) if last_parts else drain)
-    acc_decl = Decl(octype, "acc", dims=(acc_sym,))
-    full = (acc_decl, *ctx.tile_loops(ctx.order, tile_body))
+    drain = For("e", acc_sym, tuple(drain_body), pipeline_ii=1, pipeline_depth=ctx.drain_depth())
+    body = ctx.tile_loops(ctx.order[: ctx.out_trunc],
+                          (Scope((Line(f"hls::read_lock<{acc_t(ctx)}> acc(acc_blocks)"), drain)),))
     template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
-    name = variant.name(ctx)
-    return Function(name, tuple(params), full, template=template, kind="pe",
-                    comment=f"{name}: processing element (II={ii}).")
+    name = variant.drain_name(ctx)
+    return Function(name, tuple(params), body, template=template, kind="pe_drain",
+                    comment=f"{name}: drains the accumulator of its PE.")
 
 
 def _dependence_distance(ctx: Ctx) -> int | None:

@@ -43,11 +43,11 @@ def sample_tiling(design: Design, kind: Kind) -> dict[str, int]:
         if kind == "nondivisor":
             t1 = _nondivisor(e)
         elif kind == "simd" and b.name == design.simd_loop:
-            t1 = _divisor_near(e, 8)
-            if t1 < 2 and e > 1:
-                t1 = e
+            t1 = min(e, 8)  # may pad: SIMD lanes need an even tile
         else:
             t1 = _divisor_near(e, 8)
+            if t1 < 4 and not space and e <= 64:
+                t1 = e  # a prime extent: one tile along a time loop
         out[param_name(b.name, 1)] = t1
     for p in design.params:
         if p.level == "latency":

@@ -15,7 +15,7 @@ from odyssey.codegen.context import TYPE_TAG, Ctx, of_bits
 from odyssey.codegen.geometry import OperandGeom
 from odyssey.codegen.hls_ast import Function, Pragma, Unit, print_function, print_unit
 from odyssey.codegen.io_modules import feed_statements
-from odyssey.codegen.pe import pe_function, variant_of
+from odyssey.codegen.pe import acc_t, pe_drain_function, pe_function, variant_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +131,7 @@ def build_array(ctx: Ctx) -> Array:
 
     out = ctx.output
     oct_, obits = out.ctype, out.bits
+    arr.typedefs.append(f"typedef {oct_} {acc_t(ctx)}[{ctx.acc_size()[1]}];")
     if ctx.needs_cin:
         arr.typedefs.append(f"typedef {oct_} {io.blk_t(out)}[{ctx.acc_size()[1]}];")
 
@@ -138,7 +139,10 @@ def build_array(ctx: Ctx) -> Array:
     for pos in positions:
         variant = variant_of(ctx, pos)
         fname = arr.fn(pe_function(ctx, variant, simd))
+        dname = arr.fn(pe_drain_function(ctx, variant))
+        acc_blocks = arr.fifo(f"acc_{_pos_name(pos, space)}", acc_t(ctx), 0, kind="blocks")
         args: list[str] = []
+        dargs: list[str] = [acc_blocks]
         for op in ctx.inputs:
             vl = simd if op.simd else 1
             vword = f"{op.name}_v{vl}"
@@ -147,20 +151,22 @@ def build_array(ctx: Ctx) -> Array:
                 east = dict(pos)
                 east[op.chain] += 1
                 args.append(pe_fifo(op, east, vword, vl * op.bits))
+        args.append(acc_blocks)
         key = _pos_name(pos, space)
         if variant.out_head:
             if ctx.needs_cin and ctx.main.op != "=":
-                args.append(arr.fifo(f"fifo_{out.name}_cin_{key}", oct_, obits))
+                dargs.append(arr.fifo(f"fifo_{out.name}_cin_{key}", oct_, obits))
         else:
-            args.append(arr.fifo(f"fifo_{out.name}_PE_{key}", oct_, obits))
+            dargs.append(arr.fifo(f"fifo_{out.name}_PE_{key}", oct_, obits))
         if variant.out_tail:
-            args.append(arr.fifo(f"fifo_{out.name}_drain_{key}", oct_, obits))
+            dargs.append(arr.fifo(f"fifo_{out.name}_drain_{key}", oct_, obits))
         else:
             after = dict(pos)
             assert out.chain is not None
             after[out.chain] += 1
-            args.append(arr.fifo(f"fifo_{out.name}_PE_{_pos_name(after, space)}", oct_, obits))
+            dargs.append(arr.fifo(f"fifo_{out.name}_PE_{_pos_name(after, space)}", oct_, obits))
         arr.add(fname, tuple(pos[s] for s in space), *args)
+        arr.add(dname, tuple(pos[s] for s in space), *dargs)
 
     # drain network
     tail = {s: (sizes[s] - 1 if s == out.chain else 0) for s in space}
@@ -275,10 +281,12 @@ def _bit_helpers(ctypes: set[str]) -> str:
     return "\n".join(lines)
 
 
-def kernel_files(ctx: Ctx, arr: Array, header_comment: str) -> tuple[str, str]:
+def kernel_files(ctx: Ctx, arr: Array, header_comment: str, *, burst_overhead: int = 20) -> tuple[str, str]:
     """``(kernel.h, kernel.cpp)`` texts."""
     defines = [(n, str(v)) for n, v in ctx.scop.params]
     defines += [(n, str(v)) for n, v in ctx.tiling.values]
+    defines += [(op.lanes_macro, str(op.lanes)) for op in ctx.inputs]
+    defines.append(("ODYSSEY_DRAM_BURST_OVERHEAD", str(burst_overhead)))
     ctypes = {op.ctype for op in ctx.operands}
     ports = [(op.word_type + " *", op.name) for op in ctx.inputs] + [(ctx.output.ctype + " *", ctx.output.name)]
     proto = 'extern "C" void kernel0(' + ", ".join(f"{t}{n}" for t, n in ports) + ");"

@@ -34,6 +34,10 @@ from odyssey.polyhedral.scop import Num, Scop, Statement
 
 Level = Literal["array_part", "latency", "simd"]
 
+#: widest SIMD vector a PE reads per cycle: ``ap_uint`` is limited to 1024 bits by default in
+#: Vitis HLS, so the SIMD factor is at most ``1024 / element bits`` (32 lanes of fp32)
+MAX_VECTOR_BITS = 1024
+
 
 @dataclass(frozen=True, slots=True)
 class BandLoop:
@@ -179,7 +183,8 @@ def analyse(scop: Scop, *, max_dim: int = 2) -> KernelSpace:
     parallel = tuple(n for n in names if n not in reduction)
     simd_cands = reduction
     simd = max(simd_cands, key=lambda n: (_loop(band, n).extent, -names.index(n)), default=None)
-    params = _params(band, parallel, simd)
+    widest = max(scop.array(r.array).bits for r in main.refs)
+    params = _params(band, parallel, simd, max_lanes=MAX_VECTOR_BITS // widest)
     designs: list[Design] = []
     for space in mappings:
         for nrl, rl in orderings:
@@ -305,14 +310,16 @@ def _operand(ru: Reuse, names: tuple[str, ...], space: tuple[str, ...], is_outpu
                    "chain" if along else "direct", along[0] if along else None)
 
 
-def _params(band: tuple[BandLoop, ...], parallel: tuple[str, ...], simd: str | None) -> tuple[TuningParam, ...]:
+def _params(
+    band: tuple[BandLoop, ...], parallel: tuple[str, ...], simd: str | None, *, max_lanes: int
+) -> tuple[TuningParam, ...]:
     out = [TuningParam(param_name(b.name, 1), b.name, "array_part", 1, b.extent, None) for b in band]
     for b in band:
         if b.name in parallel:
             out.append(TuningParam(param_name(b.name, 2), b.name, "latency", 1, b.extent,
                                    param_name(b.name, 1)))
     if simd is not None:
-        ext = _loop(band, simd).extent
+        ext = min(_loop(band, simd).extent, max_lanes)
         out.append(TuningParam(param_name(simd, 2), simd, "simd", 1, ext, param_name(simd, 1)))
     return tuple(out)
 

@@ -19,6 +19,9 @@
 //     to stderr (followed by the other blocked operations) and ends the process with
 //     std::_Exit(3).
 //   * odyssey::csim::stream_traffic() counts every completed transfer in the process.
+//   * With ODYSSEY_TIMED also defined (timed simulation, `odyssey sim`) every item carries the
+//     cycle from which its reader may take it, and blocking reads/writes advance the calling
+//     task's clock as specified in odyssey_timed.h; the non-timed behaviour is unchanged.
 #ifndef ODYSSEY_HLS_STREAM_H
 #define ODYSSEY_HLS_STREAM_H
 
@@ -39,6 +42,10 @@
 
 #ifndef ODYSSEY_CSIM_SPIN
 #define ODYSSEY_CSIM_SPIN 64
+#endif
+
+#ifdef ODYSSEY_TIMED
+#include "odyssey_timed.h"
 #endif
 
 namespace odyssey {
@@ -205,7 +212,7 @@ class stream<T, 0> {
     std::unique_lock<std::mutex> lock(mutex_);
     odyssey::csim::wait_until(
         lock, not_full_, [this] { return items_.size() < capacity_; }, "write", name_);
-    push_locked(value);
+    push_locked(value, true);
     lock.unlock();
     not_empty_.notify_one();
   }
@@ -214,7 +221,7 @@ class stream<T, 0> {
     std::unique_lock<std::mutex> lock(mutex_);
     odyssey::csim::wait_until(
         lock, not_empty_, [this] { return !items_.empty(); }, "read", name_);
-    T value = pop_locked();
+    T value = pop_locked(true);
     lock.unlock();
     not_full_.notify_one();
     return value;
@@ -225,7 +232,7 @@ class stream<T, 0> {
   bool read_nb(T& out) {
     std::unique_lock<std::mutex> lock(mutex_);
     if (items_.empty()) return false;
-    out = pop_locked();
+    out = pop_locked(false);
     lock.unlock();
     not_full_.notify_one();
     return true;
@@ -234,7 +241,7 @@ class stream<T, 0> {
   bool write_nb(const T& value) {
     std::unique_lock<std::mutex> lock(mutex_);
     if (items_.size() >= capacity_) return false;
-    push_locked(value);
+    push_locked(value, false);
     lock.unlock();
     not_empty_.notify_one();
     return true;
@@ -271,26 +278,41 @@ class stream<T, 0> {
   stream(int depth, const char* name)
       : name_(name != nullptr ? std::string(name)
                               : odyssey::csim::default_stream_name("hls_stream")),
-        capacity_(odyssey::csim::fifo_capacity(depth)) {}
+        capacity_(odyssey::csim::fifo_capacity(depth))
+#ifdef ODYSSEY_TIMED
+        ,
+        timing_(capacity_)
+#endif
+  {
+  }
 
  private:
   // One FIFO entry. Wrapping T leaves room for per-item metadata without touching the API.
   struct slot {
     T value;
 #ifdef ODYSSEY_TIMED
-    // ODYSSEY_TIMED HOOK (not implemented yet): cycle at which the item becomes visible to
-    // the reader. write() will stamp it from the writer's clock, read() will advance the
-    // reader's clock to max(own, ready_cycle + latency).
-    unsigned long long ready_cycle = 0;
+    // Cycle from which the reader may take the item (odyssey_timed.h: write stamp tw + 1).
+    odyssey::timed::cycles ready_cycle = 0;
 #endif
   };
 
-  void push_locked(const T& value) {
+  // `timed`: a blocking operation (moves the caller's clock in a timed build).
+  void push_locked(const T& value, bool timed) {
+#ifdef ODYSSEY_TIMED
+    items_.push_back(slot{value, timing_.on_write(timed)});
+#else
+    (void)timed;
     items_.push_back(slot{value});
+#endif
     odyssey::csim::note_traffic();
   }
 
-  T pop_locked() {
+  T pop_locked(bool timed) {
+#ifdef ODYSSEY_TIMED
+    timing_.on_read(items_.front().ready_cycle, timed);
+#else
+    (void)timed;
+#endif
     T value = std::move(items_.front().value);
     items_.pop_front();
     odyssey::csim::note_traffic();
@@ -303,6 +325,9 @@ class stream<T, 0> {
   mutable std::mutex mutex_;
   std::condition_variable not_empty_;
   std::condition_variable not_full_;
+#ifdef ODYSSEY_TIMED
+  odyssey::timed::fifo_timing timing_;  // guarded by mutex_
+#endif
 };
 
 template <typename T, int DEPTH>

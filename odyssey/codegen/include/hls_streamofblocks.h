@@ -20,6 +20,8 @@
 // blocks held by the producer and the consumer. Without ODYSSEY_CSIM (sequential execution)
 // the ring grows on demand so write locks never block. Blocked acquisitions follow the
 // deadlock rule of hls_stream.h (message names the stream and "read"/"write").
+// With ODYSSEY_TIMED also defined, lock acquisitions and releases advance the calling task's
+// clock as specified in odyssey_timed.h (blocks); the non-timed behaviour is unchanged.
 #ifndef ODYSSEY_HLS_STREAMOFBLOCKS_H
 #define ODYSSEY_HLS_STREAMOFBLOCKS_H
 
@@ -56,7 +58,13 @@ class stream_of_blocks<B, 2> {
   explicit stream_of_blocks(int depth, const char* name = nullptr)
       : name_(name != nullptr ? std::string(name)
                               : odyssey::csim::default_stream_name("hls_stream_of_blocks")),
-        capacity_(odyssey::csim::fifo_capacity(depth)) {}
+        capacity_(odyssey::csim::fifo_capacity(depth))
+#ifdef ODYSSEY_TIMED
+        ,
+        timing_(capacity_)
+#endif
+  {
+  }
   explicit stream_of_blocks(const char* name) : stream_of_blocks(2, name) {}
   stream_of_blocks(const stream_of_blocks&) = delete;
   stream_of_blocks& operator=(const stream_of_blocks&) = delete;
@@ -88,8 +96,8 @@ class stream_of_blocks<B, 2> {
   struct slot {
     B data;
 #ifdef ODYSSEY_TIMED
-    // ODYSSEY_TIMED HOOK (not implemented yet): cycle at which the block was published.
-    unsigned long long ready_cycle = 0;
+    // Writer's clock when the block was published (odyssey_timed.h).
+    odyssey::timed::cycles ready_cycle = 0;
 #endif
   };
 
@@ -108,12 +116,18 @@ class stream_of_blocks<B, 2> {
       block = storage_.back().get();
     }
     writing_.push_back(block);
+#ifdef ODYSSEY_TIMED
+    timing_.on_write_acquire();
+#endif
     return block->data;
   }
 
   void write_release() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
+#ifdef ODYSSEY_TIMED
+      writing_.front()->ready_cycle = odyssey::timed::blocks_timing::on_write_release();
+#endif
       ready_.push_back(writing_.front());  // locks are released in acquisition order
       writing_.pop_front();
       odyssey::csim::note_traffic();
@@ -128,6 +142,9 @@ class stream_of_blocks<B, 2> {
     slot* block = ready_.front();
     ready_.pop_front();
     reading_.push_back(block);
+#ifdef ODYSSEY_TIMED
+    odyssey::timed::blocks_timing::on_read_acquire(block->ready_cycle);
+#endif
     return block->data;
   }
 
@@ -136,6 +153,9 @@ class stream_of_blocks<B, 2> {
       std::lock_guard<std::mutex> lock(mutex_);
       free_.push_back(reading_.front());
       reading_.pop_front();
+#ifdef ODYSSEY_TIMED
+      timing_.on_read_release();
+#endif
       odyssey::csim::note_traffic();
     }
     can_write_.notify_one();
@@ -151,6 +171,9 @@ class stream_of_blocks<B, 2> {
   std::mutex mutex_;
   std::condition_variable can_read_;
   std::condition_variable can_write_;
+#ifdef ODYSSEY_TIMED
+  odyssey::timed::blocks_timing timing_;  // guarded by mutex_
+#endif
 };
 
 template <typename B, int DEPTH>

@@ -59,7 +59,18 @@ class dataflow_region {
 }  // namespace odyssey
 
 #define ODYSSEY_DATAFLOW_BEGIN ::odyssey::dataflow_region odyssey_dataflow_region_;
+#ifdef ODYSSEY_TIMED
+// Timed simulation: the task is registered (in spawn order) under the text of its call up to
+// '(' (e.g. `PE<0, 1>`) and records its clock when it returns; see odyssey_timed.h.
+#define ODYSSEY_TASK(...)                                                               \
+  odyssey_dataflow_region_.spawn(                                                       \
+      [&, odyssey_task_index_ = ::odyssey::timed::register_task(#__VA_ARGS__)]() {      \
+        ::odyssey::timed::task_scope odyssey_task_scope_(odyssey_task_index_);          \
+        __VA_ARGS__;                                                                    \
+      })
+#else
 #define ODYSSEY_TASK(...) odyssey_dataflow_region_.spawn([&]() { __VA_ARGS__; })
+#endif  // ODYSSEY_TIMED
 #define ODYSSEY_DATAFLOW_END odyssey_dataflow_region_.join();
 
 #else  // !ODYSSEY_CSIM: plain sequential calls (Vitis HLS synthesis / sequential simulation)
@@ -73,5 +84,21 @@ constexpr bool in_csim = false;
 #define ODYSSEY_DATAFLOW_END
 
 #endif  // ODYSSEY_CSIM
+
+// Timing hooks of the timed simulation (`odyssey sim`): every pipelined loop nest is wrapped in
+// ODYSSEY_PIPE_BEGIN(II, DEPTH) ... ODYSSEY_PIPE_END() with ODYSSEY_PIPE_ITER() at the start of
+// each iteration, and each DRAM access is followed by ODYSSEY_DRAM(RUN) (RUN consecutive
+// accesses form one burst). Outside a timed build (Vitis HLS, plain C simulation) they vanish.
+// The host calls ODYSSEY_TIMED_REPORT() after the kernel returns: in a timed build it prints
+// the simulated cycles (odyssey_timed.h), otherwise it does nothing.
+#ifdef ODYSSEY_TIMED
+#include "odyssey_timed.h"
+#else
+#define ODYSSEY_PIPE_BEGIN(ii, depth) ((void)0)
+#define ODYSSEY_PIPE_ITER() ((void)0)
+#define ODYSSEY_PIPE_END() ((void)0)
+#define ODYSSEY_DRAM(run) ((void)0)
+#define ODYSSEY_TIMED_REPORT() ((void)0)
+#endif  // ODYSSEY_TIMED
 
 #endif  // ODYSSEY_DATAFLOW_H

@@ -1,0 +1,300 @@
+// odyssey_timed.h -- cycle accounting of the timed C simulation (`odyssey sim`).
+//
+// Not a Vitis header. Included by hls_stream.h and odyssey_dataflow.h when both ODYSSEY_CSIM
+// and ODYSSEY_TIMED are defined; the generated HLS sources never name it. The analytic latency
+// model (odyssey.model) reproduces exactly the contract below, so change both together.
+//
+// Timing contract (all times in cycles, signed 64-bit)
+//   Clock. Every dataflow task (ODYSSEY_TASK) runs on its own thread with a thread-local clock
+//     `t` starting at 0. Only the operations below move it; plain C++ statements take no time.
+//   Stall. Waiting for something in simulated time moves `t` to the later time `w` and adds
+//     `w - t` to the task's stall count. If a pipeline is active (between ODYSSEY_PIPE_BEGIN and
+//     ODYSSEY_PIPE_END) it also sets `last_issue = t`: the iteration issues late and the next
+//     one issues at least II cycles after it.
+//   Pipelines. ODYSSEY_PIPE_BEGIN(ii, depth) opens a pipeline record with no iteration yet.
+//     ODYSSEY_PIPE_ITER() issues an iteration: the first at `t`, a later one at
+//     `max(t, last_issue + ii)`; then `t = last_issue = issue`. ODYSSEY_PIPE_END() sets
+//     `t = last_issue + depth` if at least one iteration issued, else leaves `t` alone.
+//     Pipelines never nest within one thread (nesting, or ITER/END outside a pipeline, aborts
+//     with an "ODYSSEY TIMED ERROR" message: it is a generator bug).
+//   FIFO write (hls::stream<T, D>::write, D <= 0 means 2). The k-th write (k from 0) at `t`:
+//     if k >= D it needs the slot freed by the (k-D)-th read, done at read time r, so the write
+//     happens at `tw = max(t, r + 1)` (a stall if tw > t), else at `tw = t`. The item is stamped
+//     `tw + 1`: the reader can take it from that cycle on.
+//   FIFO read (hls::stream::read). A read at `t` of an item stamped `s` stalls to `max(t, s)`;
+//     that time is the read time used by the writer's slot accounting above.
+//   Blocks (hls::stream_of_blocks<B, D>, D blocks in the ring, default 2). The k-th write_lock
+//     acquire at `t` reuses the block freed by the (k-D)-th read_lock release at time r (k >= D):
+//     stall to `max(t, r)`. The write_lock release publishes the block stamped with the
+//     writer's `t`. A read_lock acquire stalls to `max(t, stamp)`; its release frees the block
+//     at the reader's `t`.
+//   DRAM. ODYSSEY_DRAM(run) follows every DRAM access; a per-call-site, per-thread counter makes
+//     the first access of every `run` consecutive accesses at that site cost a burst overhead:
+//     `t += ODYSSEY_DRAM_BURST_OVERHEAD` (default 20). That delay updates `last_issue` like a
+//     stall but is not counted as stall.
+//   Untimed operations: read_nb, write_nb, empty, full and size never move the caller's clock
+//     (the generated code does not use them). read_nb/write_nb still count as a read (at the
+//     caller's `t`) / write (stamped as a blocking write would be, without stalling) so that the
+//     slot accounting of later blocking operations stays aligned.
+//   Report. When a task returns, its final `t` (end time) and stall count are recorded under
+//     its name: the task call up to its '(' (e.g. `PE<0, 1>`). ODYSSEY_TIMED_REPORT() prints
+//         ODYSSEY TIMED CYCLES <max end time over all tasks>
+//         ODYSSEY TIMED MODULE <name> <end> <stall>        (one line per task, spawn order)
+//     to stdout. The design latency is the maximum end time (the DRAM writer finishes last).
+//     Every task finished since the program started is reported (see reset()).
+//
+// The results depend only on each thread's program order and the item / block indices, never
+// on how the operating system interleaves the threads, so they are deterministic. Bookkeeping is
+// thread-local; the per-stream part runs under the stream's own lock.
+#ifndef ODYSSEY_TIMED_H
+#define ODYSSEY_TIMED_H
+
+#ifndef ODYSSEY_CSIM
+#error "ODYSSEY_TIMED needs ODYSSEY_CSIM (one thread per dataflow task): compile with -DODYSSEY_CSIM -DODYSSEY_TIMED"
+#endif
+
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#ifndef ODYSSEY_DRAM_BURST_OVERHEAD
+#define ODYSSEY_DRAM_BURST_OVERHEAD 20
+#endif
+
+namespace odyssey {
+namespace timed {
+
+using cycles = long long;
+
+// Timing state of the calling thread (one dataflow task).
+struct thread_clock {
+  cycles t = 0;
+  cycles stall = 0;
+  cycles last_issue = 0;
+  cycles ii = 1;
+  cycles depth = 0;
+  bool in_pipeline = false;
+  bool issued = false;
+};
+
+inline thread_clock& local() {
+  static thread_local thread_clock clock;  // constant-initialised: no guard on access
+  return clock;
+}
+
+inline cycles now() { return local().t; }
+
+[[noreturn]] inline void contract_error(const char* what) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "ODYSSEY TIMED ERROR: %s\n", what);
+  std::fflush(stderr);
+  std::abort();
+}
+
+// Moves the clock to `when` (>= t); an active pipeline's current iteration issues late.
+inline void delay_to(thread_clock& clock, cycles when) {
+  clock.t = when;
+  if (clock.in_pipeline) clock.last_issue = when;
+}
+
+// Waits in simulated time until `when`; the waited cycles count as stall.
+inline void stall_until(cycles when) {
+  thread_clock& clock = local();
+  if (when > clock.t) {
+    clock.stall += when - clock.t;
+    delay_to(clock, when);
+  }
+}
+
+// First access of a DRAM burst: a fixed overhead, not counted as stall.
+inline void dram_burst(cycles overhead) {
+  thread_clock& clock = local();
+  delay_to(clock, clock.t + overhead);
+}
+
+inline void pipe_begin(cycles ii, cycles depth) {
+  thread_clock& clock = local();
+  if (clock.in_pipeline) contract_error("ODYSSEY_PIPE_BEGIN inside an active pipeline");
+  clock.in_pipeline = true;
+  clock.issued = false;
+  clock.ii = ii;
+  clock.depth = depth;
+}
+
+inline void pipe_iter() {
+  thread_clock& clock = local();
+  if (!clock.in_pipeline) contract_error("ODYSSEY_PIPE_ITER outside a pipeline");
+  cycles issue = clock.t;
+  if (clock.issued && clock.last_issue + clock.ii > issue) issue = clock.last_issue + clock.ii;
+  clock.t = issue;
+  clock.last_issue = issue;
+  clock.issued = true;
+}
+
+inline void pipe_end() {
+  thread_clock& clock = local();
+  if (!clock.in_pipeline) contract_error("ODYSSEY_PIPE_END outside a pipeline");
+  if (clock.issued) clock.t = clock.last_issue + clock.depth;
+  clock.in_pipeline = false;
+  clock.issued = false;
+}
+
+// Slot accounting of one FIFO of capacity D; every call is made under the FIFO's lock.
+class fifo_timing {
+ public:
+  explicit fifo_timing(std::size_t capacity) : read_times_(capacity == 0 ? 1 : capacity, 0) {}
+
+  // The k-th write, once the FIFO has room (so the (k-D)-th read is done). Returns the stamp.
+  cycles on_write(bool timed) {
+    const std::size_t depth = read_times_.size();
+    cycles at = now();
+    if (writes_ >= depth) {
+      const cycles freed = read_times_[(writes_ - depth) % depth] + 1;
+      if (freed > at) at = freed;
+    }
+    ++writes_;
+    if (timed) stall_until(at);
+    return at + 1;
+  }
+
+  // The k-th read of an item stamped `stamp`.
+  void on_read(cycles stamp, bool timed) {
+    if (timed) stall_until(stamp);
+    read_times_[reads_ % read_times_.size()] = now();
+    ++reads_;
+  }
+
+ private:
+  std::vector<cycles> read_times_;  // read time of read n at n % D
+  unsigned long long writes_ = 0;
+  unsigned long long reads_ = 0;
+};
+
+// Block accounting of one stream_of_blocks ring of D blocks; calls are made under its lock.
+class blocks_timing {
+ public:
+  explicit blocks_timing(std::size_t capacity)
+      : release_times_(capacity == 0 ? 1 : capacity, 0) {}
+
+  // The k-th write_lock acquire, once a block is free (so the (k-D)-th release is done).
+  void on_write_acquire() {
+    const std::size_t depth = release_times_.size();
+    if (acquires_ >= depth) stall_until(release_times_[(acquires_ - depth) % depth]);
+    ++acquires_;
+  }
+
+  // The write_lock release: the publish stamp.
+  static cycles on_write_release() { return now(); }
+
+  static void on_read_acquire(cycles stamp) { stall_until(stamp); }
+
+  // The k-th read_lock release frees its block at the reader's clock.
+  void on_read_release() {
+    release_times_[releases_ % release_times_.size()] = now();
+    ++releases_;
+  }
+
+ private:
+  std::vector<cycles> release_times_;  // free time of release n at n % D
+  unsigned long long acquires_ = 0;
+  unsigned long long releases_ = 0;
+};
+
+// ----- per-task records -------------------------------------------------------------------
+
+struct task_record {
+  std::string name;
+  cycles end = 0;
+  cycles stall = 0;
+  bool done = false;
+};
+
+struct task_registry {
+  std::mutex mutex;
+  std::deque<task_record> tasks;  // spawn order
+};
+
+inline task_registry& registry() {
+  static task_registry instance;
+  return instance;
+}
+
+// Task name of a stringified call: the text before its first '(' without trailing blanks.
+inline std::string task_name(const char* call) {
+  std::string name(call);
+  const std::size_t paren = name.find('(');
+  if (paren != std::string::npos && paren != 0) name.erase(paren);
+  while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
+  return name;
+}
+
+// Called by ODYSSEY_TASK in the spawning thread, so records keep the spawn order.
+inline std::size_t register_task(const char* call) {
+  task_registry& reg = registry();
+  std::lock_guard<std::mutex> guard(reg.mutex);
+  reg.tasks.push_back(task_record{task_name(call), 0, 0, false});
+  return reg.tasks.size() - 1;
+}
+
+// Lives for the whole task body on the task's thread: fresh clock in, end time out.
+class task_scope {
+ public:
+  explicit task_scope(std::size_t index) : index_(index) { local() = thread_clock{}; }
+  task_scope(const task_scope&) = delete;
+  task_scope& operator=(const task_scope&) = delete;
+  ~task_scope() {
+    const thread_clock& clock = local();
+    task_registry& reg = registry();
+    std::lock_guard<std::mutex> guard(reg.mutex);
+    task_record& record = reg.tasks[index_];
+    record.end = clock.t;
+    record.stall = clock.stall;
+    record.done = true;
+  }
+
+ private:
+  std::size_t index_;
+};
+
+// Prints the report described at the top of this file (finished tasks only).
+inline void report() {
+  task_registry& reg = registry();
+  std::lock_guard<std::mutex> guard(reg.mutex);
+  cycles latency = 0;
+  for (const task_record& task : reg.tasks) {
+    if (task.done && task.end > latency) latency = task.end;
+  }
+  std::printf("ODYSSEY TIMED CYCLES %lld\n", latency);
+  for (const task_record& task : reg.tasks) {
+    if (!task.done) continue;
+    std::printf("ODYSSEY TIMED MODULE %s %lld %lld\n", task.name.c_str(), task.end, task.stall);
+  }
+  std::fflush(stdout);
+}
+
+// Forgets every task record (e.g. between two kernel runs in one program).
+inline void reset() {
+  task_registry& reg = registry();
+  std::lock_guard<std::mutex> guard(reg.mutex);
+  reg.tasks.clear();
+}
+
+}  // namespace timed
+}  // namespace odyssey
+
+#define ODYSSEY_PIPE_BEGIN(ii, depth) ::odyssey::timed::pipe_begin((ii), (depth))
+#define ODYSSEY_PIPE_ITER() ::odyssey::timed::pipe_iter()
+#define ODYSSEY_PIPE_END() ::odyssey::timed::pipe_end()
+#define ODYSSEY_DRAM(run)                                                  \
+  do {                                                                     \
+    static thread_local long long odyssey_dram_accesses_ = 0;              \
+    if (odyssey_dram_accesses_++ % (run) == 0)                             \
+      ::odyssey::timed::dram_burst(ODYSSEY_DRAM_BURST_OVERHEAD);           \
+  } while (0)
+#define ODYSSEY_TIMED_REPORT() ::odyssey::timed::report()
+
+#endif  // ODYSSEY_TIMED_H

@@ -1,0 +1,130 @@
+"""Timed C simulation: the C simulation of :mod:`odyssey.codegen.csim` with cycle accounting.
+
+The same sources are compiled with ``-DODYSSEY_TIMED`` on top of the C-simulation flags. Each
+dataflow task then keeps a clock that pipelines (``ODYSSEY_PIPE_*`` hooks), DRAM bursts
+(``ODYSSEY_DRAM``) and waits on streams and blocks advance; the exact contract is documented
+at the top of ``include/odyssey_timed.h``. After the kernel returns, the host's
+``ODYSSEY_TIMED_REPORT()`` prints::
+
+    ODYSSEY TIMED CYCLES <latency>
+    ODYSSEY TIMED MODULE <name> <end cycle> <stall cycles>     (one line per task)
+
+The latency is the largest end cycle over all tasks. This module parses those lines into a
+:class:`TimedResult`; the pass/mismatch/deadlock classification is the C simulation's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from odyssey.codegen.csim import CsimResult, CsimStatus, run_csim
+
+TIMED_FLAGS: tuple[str, ...] = ("-DODYSSEY_TIMED",)
+CYCLES_MARKER = "ODYSSEY TIMED CYCLES"
+MODULE_MARKER = "ODYSSEY TIMED MODULE"
+
+
+@dataclass(frozen=True, slots=True)
+class TimedResult:
+    """Outcome of one timed simulation.
+
+    ``cycles`` is the simulated latency (max end cycle over all tasks), ``modules`` holds
+    ``(name, end cycle, stall cycles)`` per task in spawn order; both are empty / ``None`` when
+    the program did not print a report. ``stdout``/``stderr`` are the program's output.
+    """
+
+    status: CsimStatus
+    cycles: int | None
+    modules: tuple[tuple[str, int, int], ...]
+    message: str
+    compile_seconds: float
+    run_seconds: float
+    stdout: str = ""
+    stderr: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+
+@dataclass(frozen=True, slots=True)
+class TimedReport:
+    """The parsed ``ODYSSEY TIMED`` lines of a program's output."""
+
+    cycles: int | None
+    modules: tuple[tuple[str, int, int], ...]
+
+
+def run_timed_sim(
+    design_dir: Path,
+    *,
+    timeout_s: float = 300.0,
+    cxx: str = "g++",
+    extra_flags: Sequence[str] = (),
+) -> TimedResult:
+    """Compile ``design_dir`` with ``-DODYSSEY_CSIM -DODYSSEY_TIMED``, run it, parse the report.
+
+    ``extra_flags`` go last on the compiler command line (e.g.
+    ``-DODYSSEY_DRAM_BURST_OVERHEAD=30``). Raises :class:`~odyssey.errors.SimulationError` for
+    unusable inputs, like :func:`~odyssey.codegen.csim.run_csim`. A run that passes its output
+    check but prints no usable report is a ``"runtime_error"`` whose message says why.
+    """
+    csim = run_csim(
+        design_dir, timeout_s=timeout_s, cxx=cxx, extra_flags=(*TIMED_FLAGS, *extra_flags)
+    )
+    return timed_result(csim)
+
+
+def timed_result(csim: CsimResult) -> TimedResult:
+    """Combine a finished (timed) C simulation with the timing report in its output."""
+    report = parse_report(csim.stdout)
+    status: CsimStatus = csim.status
+    message = csim.message
+    if status == "pass" and report.cycles is None:
+        status = "runtime_error"
+        message = (
+            f"the program passed but printed no '{CYCLES_MARKER}' line; the host must call "
+            "ODYSSEY_TIMED_REPORT() after kernel0 returns"
+        )
+    elif status == "pass" and not report.modules:
+        status = "runtime_error"
+        message = (
+            "the timing report lists no dataflow task; the design's odyssey_dataflow.h predates "
+            "timed simulation (regenerate the design with `odyssey generate`)"
+        )
+    return TimedResult(
+        status=status,
+        cycles=report.cycles,
+        modules=report.modules,
+        message=message,
+        compile_seconds=csim.compile_seconds,
+        run_seconds=csim.run_seconds,
+        stdout=csim.stdout,
+        stderr=csim.stderr,
+    )
+
+
+def parse_report(stdout: str) -> TimedReport:
+    """Parse the ``ODYSSEY TIMED`` lines; a task name may contain blanks (``PE<0, 1>``).
+
+    The last ``CYCLES`` line wins; malformed lines are ignored.
+    """
+    cycles: int | None = None
+    modules: list[tuple[str, int, int]] = []
+    for raw in stdout.splitlines():
+        line = raw.strip()
+        if line.startswith(CYCLES_MARKER):
+            value = line[len(CYCLES_MARKER) :].strip()
+            if _is_int(value):
+                cycles = int(value)
+        elif line.startswith(MODULE_MARKER):
+            fields = line[len(MODULE_MARKER) :].strip().rsplit(maxsplit=2)
+            if len(fields) == 3 and _is_int(fields[1]) and _is_int(fields[2]):
+                modules.append((fields[0], int(fields[1]), int(fields[2])))
+    return TimedReport(cycles=cycles, modules=tuple(modules))
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("-").isdigit()

@@ -1,0 +1,130 @@
+"""Build a :class:`DesignModel` from a design descriptor (no per-kernel code).
+
+Design latency, ``accurate`` variant (cycles). Every stage is double-buffered (input blocks
+between the I/O chains and the PEs, accumulator blocks between a PE and its drain), so the
+array is a pipeline whose steady state is set by its slowest stage, plus the time to fill it
+and to empty it. With ``L_m`` each module's latency (:mod:`odyssey.model.latency`),
+``V_X`` the visits of input ``X``'s tile, ``first = max_X ceil(L_{L3,X} / V_X)`` (loading
+the first tiles: the prologue), ``tile = (PE iterations per tile - 1) * II + depth``,
+``visit = tile * (tiles per output visit)`` and ``drain = (#drain blocks) * (accumulator
+size)`` (one element per cycle through the L3 writer: the epilogue), the latency is the
+largest of
+
+* PE-bound: ``first + L_PE + drain + D_out``;
+* input-bound, for each input ``X``: ``L_{L3,X} + tile + drain + D_out``;
+* output-bound: ``first + visit + L_{L3,out}``;
+* any other module ``m`` (chains, feeders, PE drains): ``first + L_m + drain``.
+
+The ``max`` variant (the TENET-style simplification the paper criticises) is
+``max(PE compute cycles, max over L3 modules of L_m)``: no prologue, epilogue or drain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from odyssey.errors import ModelError
+from odyssey.expr import Expr, const, eceil, emax, from_json, mul, substitute
+from odyssey.model.design_model import DesignModel, ParamSpec
+from odyssey.model.latency import module_latency, pe_depth, pipeline_depth_of
+from odyssey.model.resources import bram18k, dsp, loop_table, offchip_bytes
+from odyssey.platforms import Platform
+
+VARIANTS = ("accurate", "max")
+
+
+def _e(obj: Any, subst: Mapping[str, Expr]) -> Expr:
+    return substitute(from_json(obj), subst)
+
+
+def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: str = "accurate") -> dict[str, Expr]:
+    """Every model expression of a descriptor, in the tuning parameters (sizes substituted)."""
+    if variant not in VARIANTS:
+        raise ModelError(f"unknown model variant `{variant}`; choose one of {', '.join(VARIANTS)}")
+    subst: dict[str, Expr] = {k: const(v) for k, v in desc["sizes"].items()}
+    for op in desc["operands"]:
+        subst[op["lanes_macro"]] = _e(op["lanes_sym"], subst)
+    loops = loop_table(desc, subst)
+    mods = {m["name"]: m for m in desc["modules"]}
+    lat = {name: module_latency(m, subst, burst_overhead=burst_overhead) for name, m in mods.items()}
+    out_op = next(o for o in desc["operands"] if o["role"] == "output")
+    inputs = [o for o in desc["operands"] if o["role"] == "input"]
+
+    def visits(names: list[str]) -> Expr:
+        return mul(*[loops[n]["tiles"] for n in names]) if names else const(1)
+
+    all_tiles = visits([lp["name"] for lp in desc["loops"]])
+    pe_names = [n for n, m in mods.items() if m["kind"] == "pe"]
+    pe = emax(*[lat[n] for n in pe_names])
+    pe_mod = mods[pe_names[0]]
+    ii = _e(desc["compute"]["pe_ii_sym"], subst)
+    iters = _e(desc["compute"]["pe_iterations_per_tile_sym"], subst)
+    tile = (iters - 1) * ii + pe_depth(pe_mod, subst)
+    acc_mem = next(m for m in desc["memory"] if m["name"] == "acc")
+    acc = mul(*[_e(d, subst) for d in acc_mem["dims_sym"]])
+    drain_blocks = mul(*[loops[s]["outer"] for s in out_op["injection_loops"]]) if out_op["injection_loops"] else const(1)
+    drain = drain_blocks * acc
+    out_visits = visits(out_op["reload_loops"])
+    l3_in = {o["name"]: lat[f"{o['name']}_IO_L3_in"] for o in inputs}
+    first = emax(*[eceil(l3_in[o["name"]] / visits(o["reload_loops"])) for o in inputs]) if inputs else const(0)
+    l3_out_name = next(n for n, m in mods.items() if m["kind"] == "io_l3_out")
+    d_out = const(pipeline_depth_of(mods[l3_out_name]))
+    comm = emax(*l3_in.values(), lat[l3_out_name])
+    compute = all_tiles * tile
+    inner_tiles = all_tiles / out_visits
+    terms: dict[str, Expr] = {
+        "PE": first + pe + drain + d_out,
+        l3_out_name: first + tile * inner_tiles + lat[l3_out_name],
+    }
+    for o in inputs:
+        terms[f"{o['name']}_IO_L3_in"] = l3_in[o["name"]] + tile + drain + d_out
+    for n, m in mods.items():
+        # a chain's boundary module moves a subset of what its head moves: never the bound
+        if m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not n.endswith("_boundary"):
+            terms[n] = first + lat[n] + drain
+    latency = emax(*terms.values()) if variant == "accurate" else emax(compute, comm)
+    total_bram, bram_parts = bram18k(desc, subst)
+    bram_smooth, _ = bram18k(desc, subst, smooth=True)
+    traffic, per_array = offchip_bytes(desc, subst)
+    exprs: dict[str, Expr] = {
+        "latency": latency, "dsp": dsp(desc, subst), "bram18k": total_bram, "uram": const(0),
+        "offchip_bytes": traffic, "bram18k_smooth": bram_smooth, "compute_cycles": compute,
+        "comm_cycles": comm, "pe_ii": ii, "prologue_cycles": first, "drain_cycles": drain,
+        "padding_ratio": _padding(desc, subst, loops),
+    }
+    for name, e in terms.items():
+        exprs[f"bound:{name}"] = e
+    for name, e in lat.items():
+        exprs[f"module:{name}"] = e
+    for name, e in bram_parts.items():
+        exprs[f"bram:{name}"] = e
+    for name, e in per_array.items():
+        exprs[f"offchip:{name}"] = e
+    return exprs
+
+
+def _padding(desc: Mapping[str, Any], subst: Mapping[str, Expr], loops: Mapping[str, dict[str, Expr]]) -> Expr:
+    """Padded iteration volume over the original volume (1 = no padding)."""
+    padded: Expr = const(1)
+    real = 1
+    for lp in desc["loops"]:
+        padded = padded * loops[lp["name"]]["tiles"] * loops[lp["name"]]["t1"]
+        real *= int(lp["extent"])
+    return padded / real
+
+
+def model_from_descriptor(desc: Mapping[str, Any], platform: Platform, *, variant: str = "accurate",
+                          ops: float | None = None) -> DesignModel:
+    burst = int(platform.memories[0].burst_overhead_cycles)
+    exprs = model_expressions(desc, burst_overhead=burst, variant=variant)
+    params = tuple(ParamSpec(p["name"], p["loop"], p["level"], int(p["lower"]), int(p["upper"]), p["divides"])
+                   for p in desc["params"])
+    if ops is None:
+        points = 1
+        for lp in desc["loops"]:
+            points *= int(lp["extent"])
+        ops = float(len(desc["compute"]["ops_per_lane"]) * points)
+    return DesignModel(desc["design"]["id"], params, exprs, platform, ops=ops, variant=variant,
+                       info={"dataflow": desc["design"]["dataflow"], "ordering": desc["design"]["ordering"],
+                             "modules": [m["name"] for m in desc["modules"]]})

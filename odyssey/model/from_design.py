@@ -1,0 +1,37 @@
+"""Models of designs straight from the design space: generate a descriptor, build the model.
+
+The descriptor is symbolic in the tuning parameters (loop trips, packing lanes, the PE's
+II, instance counts), so one descriptor, generated at any tiling that instantiates every
+kind of module, yields the model of every tiling of the design.
+"""
+
+from __future__ import annotations
+
+from odyssey.codegen.generate import generate
+from odyssey.mapping.space import Design, KernelSpace
+from odyssey.model.build import model_from_descriptor
+from odyssey.model.design_model import DesignModel
+from odyssey.platforms import Platform
+
+
+def representative_tiling(design: Design) -> dict[str, int]:
+    """A small legal tiling with at least two PEs along every space loop that allows it, so
+    the generated descriptor contains the non-boundary variant of every module."""
+    out: dict[str, int] = {}
+    for p in design.params:
+        if p.level == "array_part":
+            out[p.name] = min(p.upper, 4)
+        else:
+            out[p.name] = 1
+    return out
+
+
+def build_model(space: KernelSpace, design: Design, *, platform: Platform, variant: str = "accurate") -> DesignModel:
+    gen = generate(space, design, representative_tiling(design), platform=_platform_name(platform))
+    points = space.scop.domain(space.scop.statement(space.statement)).count_val().to_python()
+    ops = float(len(gen.descriptor["compute"]["ops_per_lane"]) * points)
+    return model_from_descriptor(gen.descriptor, platform, variant=variant, ops=ops)
+
+
+def _platform_name(platform: Platform) -> str:
+    return platform.origin if platform.origin.endswith(".json") else platform.name

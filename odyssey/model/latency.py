@@ -1,0 +1,127 @@
+"""Latency of hardware modules, walked from the module ASTs in the descriptor.
+
+Rules (cycles), the same ones the timed simulation implements:
+
+* a pipelined loop nest (a perfect nest of loops whose innermost loop is pipelined at
+  ``II``, flattened by HLS) of ``N`` iterations and depth ``D`` takes
+  ``(N - 1) * II + D`` cycles (0 when ``N = 0``), plus the DRAM port's per-burst overhead
+  for every burst it issues (``N / run`` bursts per DRAM access of run length ``run``);
+* a loop that is not pipelined takes ``trip * latency(body)`` (no per-iteration overhead);
+* an ``if`` takes ``freq * latency(then) + (1 - freq) * latency(else)``;
+* statements outside pipelines (declarations, lock acquisition) take 0.
+
+Template parameters (module positions ``p_*``) are set to 0: the head of an I/O chain
+moves the most data, so it is the slowest module of its kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from odyssey.expr import Expr, const, from_json, lt, substitute, where
+
+
+def _expr(obj: Any, subst: Mapping[str, Expr]) -> Expr:
+    e = from_json(obj) if not isinstance(obj, Expr) else obj
+    return substitute(e, subst) if subst else e
+
+
+def _pipelined_chain(node: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    chain = [node]
+    cur = node
+    while cur.get("pipeline_ii") is None:
+        body = cur.get("body", [])
+        if len(body) != 1 or body[0].get("type") != "for":
+            return None
+        cur = body[0]
+        chain.append(cur)
+    return chain
+
+
+def _dram_nodes(stmts: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    out: list[Mapping[str, Any]] = []
+    for s in stmts:
+        t = s.get("type")
+        if t in ("dram_read", "dram_write"):
+            out.append(s)
+        for key in ("body", "then", "else"):
+            if key in s and isinstance(s[key], list):
+                out.extend(_dram_nodes(s[key]))
+    return out
+
+
+def block_latency(
+    stmts: Sequence[Mapping[str, Any]], subst: Mapping[str, Expr], *, burst_overhead: int
+) -> Expr:
+    """Latency in cycles of a statement list (see the module docstring)."""
+    total: Expr = const(0)
+    for s in stmts:
+        total = total + _stmt_latency(s, subst, burst_overhead)
+    return total
+
+
+def _stmt_latency(s: Mapping[str, Any], subst: Mapping[str, Expr], burst_overhead: int) -> Expr:
+    t = s.get("type")
+    if t == "for":
+        chain = _pipelined_chain(s)
+        if chain is not None:
+            inner = chain[-1]
+            n: Expr = const(1)
+            for loop in chain:
+                n = n * _expr(loop["trip"], subst)
+            ii = _expr(inner["ii_sym"], subst) if inner.get("ii_sym") is not None else const(inner["pipeline_ii"])
+            depth = (_expr(inner["depth_sym"], subst) if inner.get("depth_sym") is not None
+                     else const(int(inner.get("pipeline_depth") or 3)))
+            bursts: Expr = const(0)
+            for d in _dram_nodes(inner["body"]):
+                bursts = bursts + n / _expr(d.get("run", 1), subst)
+            body = (n - 1) * ii + depth + bursts * burst_overhead
+            return where(lt(0, n), body, 0)
+        if s.get("unroll"):
+            return const(0)
+        return _expr(s["trip"], subst) * block_latency(s["body"], subst, burst_overhead=burst_overhead)
+    if t == "if":
+        freq = _expr(s["freq"], subst) if s.get("freq") is not None else const(1)
+        then = block_latency(s["then"], subst, burst_overhead=burst_overhead)
+        other = block_latency(s.get("else", []), subst, burst_overhead=burst_overhead)
+        return freq * then + (const(1) - freq) * other
+    if t == "block":
+        return block_latency(s["body"], subst, burst_overhead=burst_overhead)
+    return const(0)
+
+
+def module_latency(module: Mapping[str, Any], subst: Mapping[str, Expr], *, burst_overhead: int) -> Expr:
+    """Latency of one module (its head instance) in cycles."""
+    local = dict(subst)
+    for tp in module.get("template", []):
+        local[tp.split()[-1]] = const(0)
+    return block_latency(module["ast"], local, burst_overhead=burst_overhead)
+
+
+def pipeline_depth_of(module: Mapping[str, Any]) -> int:
+    """Depth of the first pipelined loop of a module (cycles), 3 when there is none."""
+    stack = list(module["ast"])
+    while stack:
+        s = stack.pop(0)
+        if s.get("type") == "for" and s.get("pipeline_ii") is not None:
+            return int(s.get("pipeline_depth") or 3)
+        for key in ("body", "then", "else"):
+            if isinstance(s.get(key), list):
+                stack = list(s[key]) + stack
+    return 3
+
+
+def pe_depth(module: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
+    """Depth of the first pipelined loop (the PE's compute loop), symbolic when recorded so."""
+    stack = list(module["ast"])
+    while stack:
+        s = stack.pop(0)
+        if s.get("type") == "for" and s.get("pipeline_ii") is not None:
+            if s.get("depth_sym") is not None:
+                return _expr(s["depth_sym"], subst)
+            return const(int(s.get("pipeline_depth") or 3))
+        for key in ("body", "then", "else"):
+            if isinstance(s.get(key), list):
+                stack = list(s[key]) + stack
+    return const(3)

@@ -1,0 +1,61 @@
+"""Plain-data report of one model evaluation (what `odyssey model` prints; no printing here)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from odyssey.model.design_model import DesignModel
+from odyssey.platforms import available
+
+
+def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any]:
+    """The JSON record of `odyssey model --json`."""
+    r = model.evaluate_one(tiling)
+    plat = model.platform
+    bounds = {k[len("bound:"):]: float(v) for k, v in r.items() if k.startswith("bound:")}
+    bottleneck = max(bounds, key=lambda k: bounds[k]) if bounds else None
+    modules = []
+    for k, v in r.items():
+        if k.startswith("module:"):
+            name = k[len("module:"):]
+            modules.append({"name": name, "latency_cycles": float(v),
+                            "bram18k": float(r.get(f"bram:{_buffer_of(name)}", 0.0)) if _buffer_of(name) else 0.0,
+                            "bottleneck": name == bottleneck or (bottleneck == "PE" and name.startswith("PE"))})
+    seconds = float(r["latency_cycles"]) / (plat.clock_mhz * 1e6)
+    bram_parts = {k[len("bram:"):]: float(v) for k, v in r.items() if k.startswith("bram:")}
+    return {
+        "design": model.design_id,
+        "variant": model.variant,
+        "platform": plat.name,
+        "tiling": dict(tiling),
+        "feasible": bool(r["feasible"]),
+        "reason": r["reason"],
+        "latency_cycles": float(r["latency_cycles"]),
+        "latency_seconds": seconds,
+        "throughput_gops": float(r["throughput_gops"]),
+        "dsp": float(r["dsp"]), "bram18k": float(r["bram18k"]), "uram": float(r["uram"]),
+        "budget": {res: available(plat, res) for res in ("dsp", "bram18k", "uram")},
+        "pe_ii": float(r["pe_ii"]),
+        "compute_cycles": float(r["compute_cycles"]),
+        "comm_cycles": float(r["comm_cycles"]),
+        "prologue_cycles": float(r["prologue_cycles"]),
+        "drain_cycles": float(r["drain_cycles"]),
+        "padding_ratio": float(r["padding_ratio"]),
+        "bottleneck": bottleneck,
+        "bounds": bounds,
+        "modules": modules,
+        "bram18k_by_buffer": bram_parts,
+        "offchip_bytes": {k[len("offchip:"):]: float(v) for k, v in r.items() if k.startswith("offchip:")},
+        "offchip_bytes_total": float(r["offchip_bytes"]),
+    }
+
+
+def _buffer_of(module: str) -> str | None:
+    """The buffer a module owns, named as in the descriptor's memory section."""
+    if module.startswith("PE"):
+        return "acc"
+    if module.endswith("_in_inter") or module.endswith("_in_inter_boundary"):
+        base = module.split("_IO_")[0]
+        return f"{base}_block"
+    return None

@@ -1,0 +1,132 @@
+"""Resource and off-chip traffic models from the descriptor's memory, compute and topology.
+
+DSP (the paper's eq. 5-6): ``#PE * SIMD * sum(DSP(op) for op in ops per lane)`` with the
+per-operator, per-type costs of ``odyssey/platforms/optable.json`` (fp32 multiply 3 + add 2,
+so an fp32 MAC lane is 5 DSP; int16 multiply 1, add 0).
+
+BRAM18K (eq. 4): for each buffer, ``instances * (2 if double-buffered) * banks *
+ceil(bits / 36) * ceil(ceil(elements / banks) / 512)``. A buffer is split into ``banks``
+(cyclic partitioning of its innermost dimension by ``max(packing lanes, SIMD lanes read per
+cycle)``); a bank of at most 1024 bits is mapped to LUTs (0 BRAM), as HLS does for small
+arrays. URAM is not used by the generated designs (0).
+
+Off-chip traffic (the paper's eq. 1-2 in general form), bytes: every input is read once
+per visit of its reload loops, for every lowest-level I/O module (halos included);
+the output is written once per visit of its tile, and read back with the frequency of
+partial-sum visits (always when there is no initialiser).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from odyssey.expr import Expr, ceil_div, const, emax, from_json, le, mul, substitute, where
+from odyssey.platforms import op_cost
+
+#: a partitioned bank of at most this many bits maps to LUTRAM/registers, not BRAM
+SMALL_BANK_BITS = 1024
+
+
+def _e(obj: Any, subst: Mapping[str, Expr]) -> Expr:
+    return substitute(from_json(obj), subst)
+
+
+def loop_table(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> dict[str, dict[str, Expr]]:
+    return {lp["name"]: {"tiles": _e(lp["tiles_sym"], subst), "outer": _e(lp["outer_sym"], subst),
+                         "t1": _e(lp["t1_sym"], subst), "t2": _e(lp["t2_sym"], subst)}
+            for lp in desc["loops"]}
+
+
+def num_pes(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
+    return mul(*[_e(x, subst) for x in desc["topology"]["array_dims_sym"]]) if desc["topology"]["array_dims_sym"] else const(1)
+
+
+def simd_lanes(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
+    simd = desc["design"]["simd_loop"]
+    if simd is None:
+        return const(1)
+    lp = next(x for x in desc["loops"] if x["name"] == simd)
+    return _e(lp["t2_sym"], subst)
+
+
+def dsp(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
+    """DSP blocks: ``#PE * SIMD * per-lane cost`` (eq. 5-6)."""
+    out_type = desc["compute"]["dtype"]
+    ins = [o for o in desc["operands"] if o["role"] == "input"]
+    # a multiply works at its operands' width (short * short is a 16-bit multiply even though
+    # C promotes the product to int); adds work at the accumulator's type
+    mul_type = max(ins, key=lambda o: o["bits"])["elem"] if ins else out_type
+    per_lane = 0
+    for op in desc["compute"]["ops_per_lane"]:
+        if op == "neg":
+            continue
+        kind = "add" if op == "sub" else op
+        per_lane += op_cost(mul_type if kind == "mul" else out_type, kind)[0]
+    return num_pes(desc, subst) * simd_lanes(desc, subst) * per_lane
+
+
+def bram18k(desc: Mapping[str, Any], subst: Mapping[str, Expr], *, smooth: bool = False) -> tuple[Expr, dict[str, Expr]]:
+    """Total BRAM18K and the share of each buffer. ``smooth`` drops the LUTRAM threshold
+    (an upper bound without ``Where``, for the mathematical-programming seed)."""
+    loops = loop_table(desc, subst)
+    ops = {o["name"]: o for o in desc["operands"]}
+    simd = simd_lanes(desc, subst)
+    pes = num_pes(desc, subst)
+    total: Expr = const(0)
+    parts: dict[str, Expr] = {}
+    for m in desc["memory"]:
+        elems = mul(*[_e(d, subst) for d in m["dims_sym"]])
+        bits = int(m["bits"])
+        name = m["name"]
+        if name.endswith("_block") and not name.endswith("_partial_block"):
+            op = ops[name[: -len("_block")]]
+            inst = mul(*[loops[s]["outer"] for s in op["injection_loops"]]) if op["injection_loops"] else const(1)
+            lanes = _e(op["lanes_sym"], subst)
+            banks = emax(lanes, simd) if op["simd"] else lanes
+        elif name == "acc":
+            inst, banks = pes, const(1)
+        else:  # partial sums of the output
+            out = next(o for o in desc["operands"] if o["role"] == "output")
+            inst = mul(*[loops[s]["outer"] for s in out["injection_loops"]]) if out["injection_loops"] else const(1)
+            banks = const(1)
+        depth = ceil_div(elems, banks)
+        per_bank = ceil_div(bits, 36) * ceil_div(depth, 512)
+        if not smooth:
+            per_bank = where(le(depth * bits, SMALL_BANK_BITS), 0, per_bank)
+        cost = inst * banks * per_bank * (2 if m["double_buffered"] else 1)
+        parts[name] = cost
+        total = total + cost
+    return total, parts
+
+
+def offchip_bytes(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> tuple[Expr, dict[str, Expr]]:
+    """Off-chip bytes moved per array (reads and writes)."""
+    loops = loop_table(desc, subst)
+    order = desc["design"]["order"]
+    reduction = set(desc["design"]["reduction_loops"])
+    per: dict[str, Expr] = {}
+    for op in desc["operands"]:
+        visits = mul(*[loops[n]["tiles"] for n in op["reload_loops"]]) if op["reload_loops"] else const(1)
+        modules = mul(*[loops[s]["outer"] for s in op["injection_loops"]]) if op["injection_loops"] else const(1)
+        nbytes = op["bits"] // 8
+        if op["role"] == "input":
+            box = mul(*[_e(b, subst) for b in op["box_sym"]])
+            per[op["array"]] = per.get(op["array"], const(0)) + visits * modules * box * nbytes
+        else:
+            acc = next(m for m in desc["memory"] if m["name"] == "acc")
+            elems = visits * modules * mul(*[_e(d, subst) for d in acc["dims_sym"]])
+            outer_red = [n for n in op["reload_loops"] if n in reduction]
+            if desc["kernel"]["initial_value"] is None:
+                read_freq: Expr = const(1)
+            else:
+                first: Expr = const(1)
+                for n in outer_red:
+                    first = first / loops[n]["tiles"]
+                read_freq = const(1) - first if outer_red else const(0)
+            per[op["array"]] = per.get(op["array"], const(0)) + elems * (1 + read_freq) * nbytes
+    del order
+    total: Expr = const(0)
+    for v in per.values():
+        total = total + v
+    return total, per

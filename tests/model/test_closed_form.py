@@ -1,0 +1,224 @@
+"""The model against closed forms derived by hand from the architecture (docs/model.md).
+
+MM ``C[i][j] += A[i][k] * B[k][j]`` in fp32 (MAC = 5 DSP, add latency 8, mul 4, I/O loop
+depth 3, PE depth ``2 + 4 + ceil(log2 S)*8 + 8``, drain loop depth ``2 + 8``, DRAM burst
+overhead 20 cycles per run). Notation: ``ti = ceil(I/T_i1)`` (likewise tj, tk),
+``Pi = T_i1/T_i2``, ``Pj = T_j1/T_j2``, ``S = T_k2``, ``n`` PE iterations per tile,
+``acc`` accumulator elements per PE.
+
+Dataflow ``[i,j]``: A[i][k] is fed along i (one L2 module per PE row, box ``T_i2 x T_k1``,
+``lanes_A`` = largest power of two <= 16 dividing T_k1) and flows along j; B[k][j] is fed
+along j (box ``T_k1 x T_j2``, rows outermost so a row across the Pj modules is one burst,
+``lanes_B`` = largest power of two <= 16 dividing T_j2) and flows along i; C is drained from
+every PE through L1 chains (along j) and an L2 chain (along i), one element per cycle.
+
+* PE: ``n = (T_k1/S)*T_i2*T_j2``, ``II = max(1, ceil(8/(T_i2*T_j2)))`` when ``T_k1/S > 1``
+  else 1, ``tile = (n-1)*II + depth``; per visit of the C tile the PE's pipeline runs over the
+  inner tile loops it accumulates along (flattened with its loops, a perfect nest):
+  ``PE = visits_C*((inner*n - 1)*II + depth)`` (``inner = tk`` for ``<[i,j],k>``, else 1);
+  its drain process streams
+  ``acc = T_i2*T_j2`` elements per visit of the C tile: ``PE_drain = visits_C*(acc - 1 + 10)``
+  with ``visits_C = ti*tj`` for ``<[i,j],k>`` and every tile for the two other orderings
+  (their C tile changes every tile).
+* L3 readers (perfect nests, flattened): ``N`` words, ``(N-1) + 3 + bursts*20``:
+  A: ``N = visits_A*Pi*T_i2*(T_k1/lanes_A)``, one burst per box row;
+  B: ``N = visits_B*T_k1*Pj*(T_j2/lanes_B)``, one burst per row of all Pj boxes.
+  ``visits_A``: (i,j,k) tiles for <[i,j],k> and <[j,k],i>, (i,k) for <[i,k],j>;
+  ``visits_B``: all tiles, except (j,k) for <[j,k],i>.
+* C L3 writer: per visit ``Pi*Pj*acc`` elements, bursts of T_j2; with partial sums (the other
+  two orderings) the same number is first read back with frequency ``1 - 1/tk``.
+* Design latency (accurate): max of the PE-bound, input-bound, output-bound and other-module
+  terms of ``odyssey.model.build`` (prologue ``first = max(ceil(L3_A/visits_A), ceil(L3_B/visits_B))``,
+  ``drain = Pi*Pj*acc``): PE-bound ``first + PE + drain + 3``.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from odyssey.frontend import load_scop
+from odyssey.mapping.space import analyse
+from odyssey.model import build_model
+from odyssey.platforms import load_platform
+
+PLAT = load_platform("u250")
+BURST = 20
+
+
+def pow2_div(x: int, cap: int = 16) -> int:
+    lanes = 1
+    while lanes * 2 <= cap and x % (lanes * 2) == 0:
+        lanes *= 2
+    return lanes
+
+
+def pipe(n: float, ii: float = 1, depth: int = 3, bursts: float = 0) -> float:
+    return (n - 1) * ii + depth + bursts * BURST if n > 0 else 0.0
+
+
+def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str, float]:
+    ii_, jj, kk = sizes["I"], sizes["J"], sizes["K"]
+    ti, tj, tk = ceil(ii_ / t["T_i1"]), ceil(jj / t["T_j1"]), ceil(kk / t["T_k1"])
+    pi, pj, s = t["T_i1"] // t["T_i2"], t["T_j1"] // t["T_j2"], t["T_k2"]
+    tiles = ti * tj * tk
+    n = (t["T_k1"] // s) * t["T_i2"] * t["T_j2"]
+    ii = max(1, ceil(8 / (t["T_i2"] * t["T_j2"]))) if t["T_k1"] // s > 1 else 1
+    depth = 2 + 4 + (s - 1).bit_length() * 8 + 8
+    tile = pipe(n, ii, depth)
+    acc = t["T_i2"] * t["T_j2"]
+    on_chip = order == "ij-ij.k"
+    visits_c = ti * tj if on_chip else tiles
+    inner = tk if on_chip else 1
+    pe = visits_c * pipe(inner * n, ii, depth)
+    pe_drain = visits_c * pipe(acc, 1, 10)
+    la, lb = pow2_div(t["T_k1"]), pow2_div(t["T_j2"])
+    visits_a = ti * tk if order == "ij-ik.j" else tiles
+    visits_b = tj * tk if order == "ij-jk.i" else tiles
+    na = visits_a * pi * t["T_i2"] * (t["T_k1"] // la)
+    l3a = pipe(na, bursts=na / (t["T_k1"] // la))
+    nb = visits_b * t["T_k1"] * pj * (t["T_j2"] // lb)
+    l3b = pipe(nb, bursts=nb / ((t["T_j2"] // lb) * pj))
+    elems = pi * pj * acc
+    write = pipe(elems, bursts=elems / t["T_j2"])
+    if on_chip:
+        l3c = pipe(visits_c * elems, bursts=visits_c * elems / t["T_j2"])
+    else:
+        l3c = visits_c * ((1 - 1 / tk) * write + write)
+    first = max(ceil(l3a / visits_a), ceil(l3b / visits_b))
+    drain = elems
+    return {"PE": pe, "PE_drain": pe_drain, "A_IO_L3_in": l3a, "B_IO_L3_in": l3b, "C_L3": l3c,
+            "bound:PE": first + pe + drain + 3,
+            "bound:A": l3a + tile + drain + 3, "bound:B": l3b + tile + drain + 3,
+            "bound:C": first + tile + l3c, "dsp": pi * pj * s * 5}
+
+
+@pytest.fixture(scope="module")
+def mm_space():  # type: ignore[no-untyped-def]
+    return {size: analyse(load_scop("kernels/mm.c", {"I": str(size[0]), "J": str(size[1]), "K": str(size[2])}))
+            for size in ((16, 16, 16), (37, 41, 43))}
+
+
+TILINGS = [
+    ((16, 16, 16), {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 4, "T_k2": 2}),  # divisors
+    ((37, 41, 43), {"T_i1": 6, "T_j1": 5, "T_k1": 7, "T_i2": 3, "T_j2": 5, "T_k2": 7}),  # non-divisors
+    ((37, 41, 43), {"T_i1": 12, "T_j1": 8, "T_k1": 16, "T_i2": 1, "T_j2": 2, "T_k2": 4}),
+]
+
+
+@pytest.mark.parametrize("order", ["ij-ij.k", "ij-ik.j", "ij-jk.i"])
+@pytest.mark.parametrize(("size", "tiling"), TILINGS)
+def test_mm_ij_matches_hand_derivation(mm_space, order, size, tiling) -> None:  # type: ignore[no-untyped-def]
+    ks = mm_space[size]
+    model = build_model(ks, ks.design(order), platform=PLAT)
+    got = model.evaluate_one(tiling)
+    want = hand_mm_ij(dict(zip("IJK", size, strict=True)), tiling, order)
+    assert got["module:PE"] == pytest.approx(want["PE"])
+    assert got["module:PE_drain"] == pytest.approx(want["PE_drain"])
+    assert got["module:A_IO_L3_in"] == pytest.approx(want["A_IO_L3_in"])
+    assert got["module:B_IO_L3_in"] == pytest.approx(want["B_IO_L3_in"])
+    c_key = "module:C_drain_IO_L3_out" if order == "ij-ij.k" else "module:C_IO_L3_inout"
+    assert got[c_key] == pytest.approx(want["C_L3"])
+    assert got["bound:PE"] == pytest.approx(want["bound:PE"])
+    assert got["bound:A_IO_L3_in"] == pytest.approx(want["bound:A"])
+    assert got["bound:B_IO_L3_in"] == pytest.approx(want["bound:B"])
+    assert got["dsp"] == want["dsp"]
+    assert got["latency_cycles"] >= max(want["bound:PE"], want["bound:A"], want["bound:B"], want["bound:C"])
+
+
+def test_mm_1d_dsp_bram_latency() -> None:
+    """Dataflow [i], <[i,j],k>, I=J=K=256, T_i1=32, T_j1=64, T_k1=256, T_i2=8, T_j2=4, S=4:
+    Pi = 4 PEs, DSP = 4*4*5 = 80.
+    PE loops: j.1 (16), k.1 (64), i.2 (8), j.2 (4): n = 32768, II = 1 (8*4 >= 8),
+    depth 2+4+2*8+8 = 30, tile = 32767 + 30 = 32797, tiles = 8*4*1 = 32 (k has one tile, so
+    each tile is one visit of the C tile).
+    acc = T_i2*T_j1 = 512 per PE, drain loop 511 + 10 = 521, visits_C = 8*4 = 32.
+    BRAM: A block T_i2 x T_k1 = 2048 elements, banks max(lanes 16, S 4) = 16, depth 128,
+    128*32 bits > 1024 -> 1 block per bank: 4 modules x 2 buffers x 16 = 128;
+    B block (one module, B flows along i) T_k1 x T_j1 = 16384, banks 16, depth 1024 ->
+    ceil(1024/512) = 2 per bank: 1 x 2 x 16 x 2 = 64; acc 512 elements, one bank of
+    512*32 bits -> 1 block, double-buffered (compute / drain): 2 per PE, 8. Total 200."""
+    ks = analyse(load_scop("kernels/mm.c", {"I": "256", "J": "256", "K": "256"}))
+    m = build_model(ks, ks.design("i-ij.k"), platform=PLAT)
+    r = m.evaluate_one({"T_i1": 32, "T_j1": 64, "T_k1": 256, "T_i2": 8, "T_j2": 4, "T_k2": 4})
+    assert r["dsp"] == 80
+    assert r["bram18k"] == 200
+    assert r["bram:A_block"] == 128 and r["bram:B_block"] == 64 and r["bram:acc"] == 8
+    assert r["module:PE"] == 32 * 32797
+    assert r["module:PE_drain"] == 32 * 521
+    assert r["pe_ii"] == 1
+
+
+def test_dsp_fp32_mac_is_5_and_int16_is_1() -> None:
+    ks = analyse(load_scop("kernels/fir.c", {"N": "128", "T": "16"}))
+    m = build_model(ks, ks.design("i-i.j"), platform=PLAT)
+    r = m.evaluate_one({"T_i1": 16, "T_j1": 16, "T_i2": 2, "T_j2": 4})
+    assert r["dsp"] == 8 * 4 * 1  # 8 PEs x 4 lanes x (int16 mul 1 + int add 0)
+
+
+@pytest.fixture(scope="module")
+def mm1024():  # type: ignore[no-untyped-def]
+    ks = analyse(load_scop("kernels/mm.c", {"I": "1024", "J": "1024", "K": "1024"}))
+    return ks, {v: build_model(ks, ks.design("ij-ij.k"), platform=PLAT, variant=v) for v in ("accurate", "max")}
+
+
+def _random_tilings(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    out = {}
+    for loop in "ijk":
+        t1 = rng.integers(1, 1025, n)
+        div = np.array([rng.choice([d for d in (1, 2, 3, 4, 8, 16) if x % d == 0]) for x in t1])
+        out[f"T_{loop}1"], out[f"T_{loop}2"] = t1, div
+    return out
+
+
+def test_max_variant_never_above_accurate(mm1024) -> None:  # type: ignore[no-untyped-def]
+    _, models = mm1024
+    tl = _random_tilings(np.random.default_rng(1), 5000)
+    acc = models["accurate"].evaluate(tl)
+    mx = models["max"].evaluate(tl)
+    assert np.all(acc.legal) and np.all(mx.latency_cycles <= acc.latency_cycles + 1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 64), st.integers(1, 8), st.integers(1, 4))
+def test_resources_monotone_in_array_size(mm1024, pe_rows: int, t_i2: int, s: int) -> None:  # type: ignore[no-untyped-def]
+    _, models = mm1024
+    m = models["accurate"]
+    base = {"T_j1": 64, "T_k1": 64, "T_j2": 4, "T_k2": [1, 2, 4, 8][s - 1]}
+    small = m.evaluate_one({**base, "T_i1": pe_rows * t_i2, "T_i2": t_i2})
+    big = m.evaluate_one({**base, "T_i1": (pe_rows + 1) * t_i2, "T_i2": t_i2})
+    assert big["dsp"] >= small["dsp"] and big["bram18k"] >= small["bram18k"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 64), st.integers(1, 64), st.integers(1, 64), st.integers(0, 40))
+def test_padding_never_reduces_latency(t_i1: int, t_j1: int, t_k1: int, extra: int) -> None:
+    """A larger problem (more padding or more tiles) never takes fewer cycles."""
+    sizes = [64, 64 + extra]
+    lats = []
+    for n in sizes:
+        ks = _space_cache(n)
+        m = _model_cache(n, ks)
+        lats.append(m.evaluate_one({"T_i1": t_i1, "T_j1": t_j1, "T_k1": t_k1, "T_i2": 1, "T_j2": 1, "T_k2": 1})
+                    ["latency_cycles"])
+    assert lats[1] >= lats[0] * (1 - 1e-9)  # the prologue is a ratio: allow rounding
+
+
+_SPACES: dict[int, object] = {}
+_MODELS: dict[int, object] = {}
+
+
+def _space_cache(n: int):  # type: ignore[no-untyped-def]
+    if n not in _SPACES:
+        _SPACES[n] = analyse(load_scop("kernels/mm.c", {"I": str(n), "J": str(n), "K": str(n)}))
+    return _SPACES[n]
+
+
+def _model_cache(n: int, ks):  # type: ignore[no-untyped-def]
+    if n not in _MODELS:
+        _MODELS[n] = build_model(ks, ks.design("ij-ij.k"), platform=PLAT)
+    return _MODELS[n]
