@@ -6,14 +6,20 @@ array is a pipeline whose steady state is set by its slowest stage, plus the tim
 and to empty it. With ``L_m`` each module's latency (:mod:`odyssey.model.latency`),
 ``V_X`` the visits of input ``X``'s tile, ``first = max_X ceil(L_{L3,X} / V_X)`` (loading
 the first tiles: the prologue), ``tile = (PE iterations per tile - 1) * II + depth``,
-``visit = tile * (tiles per output visit)`` and ``drain = (#drain blocks) * (accumulator
-size)`` (one element per cycle through the L3 writer: the epilogue), the latency is the
-largest of
+``visit = tile * (tiles per output visit)`` and ``drain = max((#drain blocks) * (accumulator
+size), ceil(L_{L3,out} / visits))`` (the last output tile through the drain chain and the L3
+writer: the epilogue), the latency is the largest of
 
 * PE-bound: ``first + L_PE + drain + D_out``;
 * input-bound, for each input ``X``: ``L_{L3,X} + tile + drain + D_out``;
 * output-bound: ``first + visit + L_{L3,out}``;
-* any other module ``m`` (chains, feeders, PE drains): ``first + L_m + drain``.
+* any other module ``m`` (chains, feeders, PE drains): ``first + L_m + drain``;
+* phases, when partial sums are read back on a fraction ``f`` of the output visits: the visits
+  alternate between the L3 module writing (``W``) and reading then writing (``R + W``), each at
+  the pace of its slowest stage: ``first + visits * ((1-f) max(S, W) + f max(S, R + W)) +
+  drain + D_out - slack`` with ``S`` the largest average per-visit latency of the other
+  modules and ``slack = pairs * 2 * min(S - W, R + W - S)`` (the two-deep buffers let the
+  faster side run two visits ahead at each change of phase).
 
 The ``max`` variant (the TENET-style simplification the paper criticises) is
 ``max(PE compute cycles, max over L3 modules of L_m)``: no prologue, epilogue or drain.
@@ -25,13 +31,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from odyssey.errors import ModelError
-from odyssey.expr import Expr, const, eceil, emax, from_json, mul, substitute
+from odyssey.expr import Expr, const, eceil, emax, emin, from_json, mul, substitute
 from odyssey.model.design_model import DesignModel, ParamSpec
-from odyssey.model.latency import module_latency, pe_depth, pipeline_depth_of
+from odyssey.model.latency import module_latency, pe_depth, pipeline_depth_of, visit_phases
 from odyssey.model.resources import bram18k, dsp, loop_table, offchip_bytes
 from odyssey.platforms import Platform
 
 VARIANTS = ("accurate", "max")
+
+#: depth of the ping-pong buffers between stages (visits a stage can run ahead)
+BUFFERED = 2
 
 
 def _e(obj: Any, subst: Mapping[str, Expr]) -> Expr:
@@ -64,11 +73,13 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     acc_mem = next(m for m in desc["memory"] if m["name"] == "acc")
     acc = mul(*[_e(d, subst) for d in acc_mem["dims_sym"]])
     drain_blocks = mul(*[loops[s]["outer"] for s in out_op["injection_loops"]]) if out_op["injection_loops"] else const(1)
-    drain = drain_blocks * acc
     out_visits = visits(out_op["reload_loops"])
     l3_in = {o["name"]: lat[f"{o['name']}_IO_L3_in"] for o in inputs}
     first = emax(*[eceil(l3_in[o["name"]] / visits(o["reload_loops"])) for o in inputs]) if inputs else const(0)
     l3_out_name = next(n for n, m in mods.items() if m["kind"] == "io_l3_out")
+    # the epilogue: the last output tile through the drain chain (one element per cycle) and
+    # the L3 writer (with its burst overheads), whichever is slower
+    drain = emax(drain_blocks * acc, eceil(lat[l3_out_name] / out_visits))
     d_out = const(pipeline_depth_of(mods[l3_out_name]))
     comm = emax(*l3_in.values(), lat[l3_out_name])
     compute = all_tiles * tile
@@ -83,6 +94,24 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
         # a chain's boundary module moves a subset of what its head moves: never the bound
         if m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not n.endswith("_boundary"):
             terms[n] = first + lat[n] + drain
+    phases = visit_phases(mods[l3_out_name], subst, burst_overhead=burst_overhead)
+    if phases is not None:
+        # partial sums are read back on a fraction f of the output visits only: visits alternate
+        # between a phase where the L3 module writes (W) and one where it also reads (R + W),
+        # and each phase runs at the pace of its own slowest stage
+        r_cost, w_cost, f = phases
+        others = [lat[n] / out_visits for n, m in mods.items()
+                  if n != l3_out_name and not n.endswith("_boundary")]
+        stage = emax(*others)
+        # the double-buffered accumulators and partial-sum blocks let the faster side run
+        # BUFFERED visits ahead at every change of phase, once per pair of phases
+        order = desc["design"]["order"]
+        red = set(desc["design"]["reduction_loops"])
+        outer_red = [n for n in out_op["reload_loops"] if n in red]
+        pairs = visits([n for n in order[: order.index(outer_red[0])]]) if outer_red else const(1)
+        slack = pairs * BUFFERED * emin(emax(stage - w_cost, 0), emax(r_cost + w_cost - stage, 0))
+        terms["phases"] = first + out_visits * ((1 - f) * emax(stage, w_cost) + f * emax(stage, r_cost + w_cost)) \
+            - slack + drain + d_out
     latency = emax(*terms.values()) if variant == "accurate" else emax(compute, comm)
     total_bram, bram_parts = bram18k(desc, subst)
     bram_smooth, _ = bram18k(desc, subst, smooth=True)

@@ -29,7 +29,7 @@ every PE through L1 chains (along j) and an L2 chain (along i), one element per 
   two orderings) the same number is first read back with frequency ``1 - 1/tk``.
 * Design latency (accurate): max of the PE-bound, input-bound, output-bound and other-module
   terms of ``odyssey.model.build`` (prologue ``first = max(ceil(L3_A/visits_A), ceil(L3_B/visits_B))``,
-  ``drain = Pi*Pj*acc``): PE-bound ``first + PE + drain + 3``.
+  ``drain = max(Pi*Pj*acc, ceil(C_L3 / visits_C))``): PE-bound ``first + PE + drain + 3``.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     else:
         l3c = visits_c * ((1 - 1 / tk) * write + write)
     first = max(ceil(l3a / visits_a), ceil(l3b / visits_b))
-    drain = elems
+    drain = max(elems, ceil(l3c / visits_c))  # the last visit through the chain and the writer
     return {"PE": pe, "PE_drain": pe_drain, "A_IO_L3_in": l3a, "B_IO_L3_in": l3b, "C_L3": l3c,
             "bound:PE": first + pe + drain + 3,
             "bound:A": l3a + tile + drain + 3, "bound:B": l3b + tile + drain + 3,
