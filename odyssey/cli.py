@@ -234,6 +234,7 @@ def _tune_record(design: Any, model: Any, tuner: Any, result: Any) -> dict[str, 
             "seed_throughput_gops": (float(model.evaluate_one(seed)["throughput_gops"])
                                      if seed else None),
             "fallback": mp.fallback, "message": mp.message, "seconds": mp.seconds,
+            "evaluations": mp.evaluations,
             "surrogates": list(mp.surrogates),
         }
     return {

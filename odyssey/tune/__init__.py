@@ -1,1 +1,61 @@
-"""odyssey.tune."""
+"""odyssey.tune: ask/tell tuners over a design's tilings, and the search driver.
+
+* :mod:`.base`: the :class:`Tuner` interface, :class:`Trial` / :class:`TuneResult`
+  records, :func:`fitness` and the driver :func:`run_tuner`;
+* :mod:`.space`: legal sampling and repair of tilings (:class:`SearchSpace`);
+* :mod:`.operators`: :class:`HybridMutation`, :class:`PerLoopCrossover`, ...;
+* :mod:`.evolutionary`, :mod:`.random_search`: the searches;
+* :mod:`.mp_seed`: the mathematical-programming seed (Pyomo, through :mod:`.nlsolve`);
+* :mod:`.odyssey_tuner`: MP seed + evolutionary search, and the registry
+  :data:`TUNERS` / :func:`make_tuner`.
+
+Typical use::
+
+    tuner = make_tuner("odyssey", model, seed=0)
+    result = run_tuner(tuner, model, time_s=5)
+    result.best.tiling, result.best.throughput_gops
+"""
+
+from __future__ import annotations
+
+from odyssey.tune.base import (
+    Point,
+    Progress,
+    StopReason,
+    TracePoint,
+    Trial,
+    Tuner,
+    TuneResult,
+    fitness,
+    run_tuner,
+)
+from odyssey.tune.evolutionary import Evolutionary
+from odyssey.tune.mp_seed import (
+    OBJECTIVES,
+    SOLVERS,
+    MPSeedResult,
+    build_mp_model,
+    mp_seed,
+    round_candidates,
+)
+from odyssey.tune.nlsolve import NLSolveResult, solve_nl
+from odyssey.tune.odyssey_tuner import TUNERS, OdysseyTuner, make_tuner, tuner_options
+from odyssey.tune.operators import (
+    BaseCrossover,
+    BaseMutation,
+    FactorizationMutation,
+    HybridMutation,
+    PerLoopCrossover,
+    RandomMutation,
+)
+from odyssey.tune.random_search import RandomSearch
+from odyssey.tune.space import Chain, SearchSpace, divisors
+
+__all__ = [
+    "OBJECTIVES", "SOLVERS", "TUNERS", "BaseCrossover", "BaseMutation", "Chain", "Evolutionary",
+    "FactorizationMutation", "HybridMutation", "MPSeedResult", "NLSolveResult", "OdysseyTuner",
+    "PerLoopCrossover", "Point", "Progress", "RandomMutation", "RandomSearch", "SearchSpace",
+    "StopReason", "TracePoint", "Trial", "TuneResult", "Tuner", "build_mp_model", "divisors",
+    "fitness", "make_tuner", "mp_seed", "round_candidates", "run_tuner", "solve_nl",
+    "tuner_options",
+]

@@ -1,0 +1,199 @@
+"""Evolutionary search over tilings (Odyssey section 4.1), as an ask/tell tuner.
+
+* Genome: the tiling factors, one integer per tuning parameter.
+* Fitness: :func:`odyssey.tune.base.fitness`, the throughput of feasible points;
+  points over budget rank below every feasible one by how far over they are.
+* Generation: ``population_size`` children. Each child copies a parent drawn
+  uniformly from the ``n_parents`` fittest individuals, or with probability
+  ``crossover_rate`` crosses two of them (:class:`PerLoopCrossover`); then with
+  probability ``mutation_rate`` it is mutated (:class:`HybridMutation`,
+  ``alpha=0.4``), and finally repaired to the nearest legal point.
+* Survival: the population is the ``population_size`` fittest points ever told
+  (elitist, ``mu + lambda``), so the best point is never lost.
+* No point is proposed twice: a child that was already asked is mutated again
+  (up to 8 times) and otherwise replaced by a random legal point.
+* Convergence: ``patience`` generations (tells) without a better fitness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from odyssey.errors import TunerError
+from odyssey.model.design_model import DesignModel, Evaluation
+from odyssey.tune.base import Point, Tuner, check_int, check_rng, check_unit, fitness
+from odyssey.tune.operators import BaseCrossover, BaseMutation, HybridMutation, PerLoopCrossover
+from odyssey.tune.space import Genome, SearchSpace
+
+#: defaults, chosen on the synthetic 1024^3 MM model (3000-sample budget)
+POPULATION_SIZE = 64
+N_PARENTS = 16
+CROSSOVER_RATE = 0.5
+MUTATION_RATE = 0.9
+ALPHA = 0.4
+PATIENCE = 200
+#: remembered genomes before the duplicate filter is reset (bounds memory on long runs)
+MAX_SEEN = 2_000_000
+_RETRIES = 8
+
+_Take = Callable[[Genome], bool]  # adds a genome to the batch unless already proposed
+
+
+class Evolutionary(Tuner):
+    """Odyssey's evolutionary search; see the module docstring for the algorithm.
+
+    Options (validated here, messages name the argument and the value):
+    ``population_size >= 2`` (64), ``n_parents`` in ``[1, population_size]`` (16),
+    ``crossover_rate`` and ``mutation_rate`` in ``[0, 1]`` (0.5, 0.9), ``alpha`` in
+    ``[0, 1]`` (0.4, the probability of factorization mutation; only without an
+    explicit ``mutation``), ``patience >= 1`` generations or ``None`` to never
+    converge (200). ``rng`` is required: the search is reproducible from it.
+    """
+
+    name = "evolutionary"
+
+    def __init__(
+        self,
+        model: DesignModel,
+        *,
+        rng: np.random.Generator,
+        population_size: int = POPULATION_SIZE,
+        n_parents: int = N_PARENTS,
+        crossover_rate: float = CROSSOVER_RATE,
+        mutation_rate: float = MUTATION_RATE,
+        alpha: float | None = None,
+        patience: int | None = PATIENCE,
+        mutation: BaseMutation | None = None,
+        crossover: BaseCrossover | None = None,
+        max_seen: int = MAX_SEEN,
+    ) -> None:
+        self.rng = check_rng(rng)
+        self.population_size = check_int("population_size", population_size, minimum=2)
+        self.n_parents = check_int("n_parents", n_parents, minimum=1, maximum=self.population_size)
+        self.crossover_rate = check_unit("crossover_rate", crossover_rate)
+        self.mutation_rate = check_unit("mutation_rate", mutation_rate)
+        self.patience = None if patience is None else check_int("patience", patience, minimum=1)
+        self.max_seen = check_int("max_seen", max_seen, minimum=1)
+        if mutation is not None and alpha is not None:
+            raise TunerError("pass either `mutation` or `alpha`, not both (alpha configures the "
+                             "default HybridMutation).")
+        if mutation is not None and not isinstance(mutation, BaseMutation):
+            raise TunerError(f"`mutation` must be a BaseMutation, got {mutation!r}.")
+        if crossover is not None and not isinstance(crossover, BaseCrossover):
+            raise TunerError(f"`crossover` must be a BaseCrossover, got {crossover!r}.")
+        self.mutation = mutation or HybridMutation(ALPHA if alpha is None else alpha)
+        self.crossover = crossover or PerLoopCrossover()
+        self.space = SearchSpace(model.params)
+        self.budget = dict(model.budget)
+        self.batch_size = self.population_size
+        self._seen: set[Genome] = set()
+        self._pending: list[Genome] = []
+        self._pop = np.empty((0, self.space.dim), dtype=np.int64)
+        self._fit = np.empty(0)
+        self._best = -np.inf
+        self._stale = 0
+        self.generations = 0
+
+    # ------------------------------------------------------------------ ask/tell
+
+    def seed_points(self, points: Sequence[Point]) -> None:
+        """Repair ``points`` and propose them (in order) before anything else."""
+        for p in points:
+            g = self.space.repair_genome(self.space.genome(p))
+            if g not in self._pending:
+                self._pending.append(g)
+
+    def ask(self, n: int) -> list[Point]:
+        n = check_int("n", n, minimum=0)
+        batch: list[Genome] = []
+        taken: set[Genome] = set()
+
+        def take(g: Genome) -> bool:
+            if g in self._seen or g in taken:
+                return False
+            batch.append(g)
+            taken.add(g)
+            return True
+
+        while self._pending and len(batch) < n:
+            take(self._pending.pop(0))
+        if len(self._fit) and len(batch) < n:
+            parents = [tuple(int(v) for v in row) for row in self._pop[: self.n_parents].tolist()]
+            for _ in range(4 * (n - len(batch))):
+                if len(batch) >= n:
+                    break
+                self._breed(parents, take)
+        self._fill_random(n, batch, take)
+        if len(self._seen) + len(batch) > self.max_seen:
+            self._seen.clear()
+        self._seen.update(batch)
+        return self.space.to_points(batch)
+
+    def tell(self, points: Sequence[Point], evaluation: Evaluation) -> None:
+        if len(points) != len(evaluation):
+            raise TunerError(f"tell: {len(points)} points but {len(evaluation)} evaluations")
+        if not points:
+            return
+        genomes = self.space.matrix(points)
+        fit = fitness(evaluation, self.budget)
+        self._seen.update(tuple(g) for g in genomes.tolist())
+        pop = np.vstack([self._pop, genomes])
+        allfit = np.concatenate([self._fit, fit])
+        order = np.argsort(-allfit, kind="stable")
+        keep: list[int] = []
+        rows: set[Genome] = set()
+        for k in order.tolist():
+            if len(keep) >= self.population_size or not np.isfinite(allfit[k]):
+                break
+            g = tuple(pop[k].tolist())
+            if g not in rows:
+                rows.add(g)
+                keep.append(k)
+        self._pop, self._fit = pop[keep], allfit[keep]
+        self.generations += 1
+        top = float(fit.max())
+        margin = 1e-9 * abs(self._best) if np.isfinite(self._best) else 0.0
+        if top > self._best + margin:
+            self._best, self._stale = top, 0
+        else:
+            self._stale += 1
+
+    @property
+    def converged(self) -> bool:
+        return self.patience is not None and self._stale >= self.patience
+
+    @property
+    def population(self) -> list[tuple[Point, float]]:
+        """The current population with fitness, fittest first."""
+        return [(self.space.to_point(g), float(f)) for g, f in zip(self._pop.tolist(), self._fit,
+                                                                   strict=True)]
+
+    # ------------------------------------------------------------------ internals
+
+    def _breed(self, parents: list[Genome], take: _Take) -> None:
+        rng, space = self.rng, self.space
+        a = parents[int(rng.random() * len(parents))]
+        if rng.random() < self.crossover_rate:
+            b = parents[int(rng.random() * len(parents))]
+            child = self.crossover.crossover(a, b, space, rng)
+        else:
+            child = list(a)
+        if rng.random() < self.mutation_rate:
+            child = self.mutation.mutate(child, space, rng)
+        g = space.repair_genome(child)
+        for _ in range(_RETRIES):
+            if take(g):
+                return
+            g = space.repair_genome(self.mutation.mutate(list(g), space, rng))
+
+    def _fill_random(self, n: int, batch: list[Genome], take: _Take) -> None:
+        for _ in range(16):
+            need = n - len(batch)
+            if need <= 0:
+                return
+            for row in self.space.sample(self.rng, max(need, 8)).tolist():
+                if len(batch) >= n:
+                    return
+                take(tuple(row))

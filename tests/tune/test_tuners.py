@@ -1,0 +1,129 @@
+"""Every registered tuner keeps the contract of tests/tune/contract.py; Odyssey-specific checks."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, ClassVar
+
+import pytest
+
+from odyssey.errors import TunerError
+from odyssey.tune import TUNERS, Evolutionary, OdysseyTuner, make_tuner, run_tuner
+from tests.tune.contract import TunerContract
+from tests.tune.mm_model import mm_model
+
+
+def test_every_registered_tuner_has_a_contract_suite() -> None:
+    suites = {cls.name for cls in TunerContract.__subclasses__()}
+    assert suites == set(TUNERS)
+
+
+class TestRandomSearch(TunerContract):
+    name = "random"
+    bad_options: ClassVar[list[tuple[dict[str, Any], str]]] = [
+        ({"batch_size": 0}, "integer >= 1"),
+        ({"batch_size": 2.5}, "integer >= 1"),
+    ]
+
+
+class TestEvolutionary(TunerContract):
+    name = "evolutionary"
+    bad_options: ClassVar[list[tuple[dict[str, Any], str]]] = [
+        ({"population_size": 1}, "integer >= 2"),
+        ({"n_parents": 0}, "integer in [1, 64]"),
+        ({"population_size": 10, "n_parents": 11}, "in [1, 10]"),
+        ({"mutation_rate": 1.5}, "in [0, 1]"),
+        ({"crossover_rate": -0.1}, "in [0, 1]"),
+        ({"alpha": 2}, "in [0, 1]"),
+        ({"patience": 0}, "integer >= 1"),
+    ]
+
+    def test_converges_when_the_best_stops_improving(self) -> None:
+        tuner = self.make(patience=3, population_size=8, n_parents=2)
+        result = run_tuner(tuner, self.model, samples=100_000)
+        assert result.stop_reason == "converged" and result.samples < 100_000
+        assert tuner.converged
+
+    def test_never_proposes_a_point_twice(self) -> None:
+        result = self.run(seed=4, samples=3000)
+        tilings = [tuple(t.tiling.values()) for t in result.trials]
+        assert len(set(tilings)) == len(tilings)
+
+    def test_population_keeps_the_fittest(self) -> None:
+        tuner = self.make(population_size=16, n_parents=4)
+        assert isinstance(tuner, Evolutionary)
+        result = run_tuner(tuner, self.model, samples=640)
+        fitness = [f for _, f in tuner.population]
+        assert len(fitness) == 16 and fitness == sorted(fitness, reverse=True)
+        assert result.best is not None and fitness[0] == result.best.throughput_gops
+
+    def test_seed_points_are_proposed_first(self) -> None:
+        tuner = self.make()
+        seeds = [{"T_i1": 129, "T_j1": 130, "T_k1": 64, "T_i2": 3, "T_j2": 13, "T_k2": 4},
+                 {"T_i1": 100, "T_j1": 100, "T_k1": 100, "T_i2": 7, "T_j2": 10, "T_k2": 5}]
+        tuner.seed_points(seeds)
+        asked = tuner.ask(10)
+        assert asked[0] == seeds[0]
+        # the second is repaired to the nearest legal point: 7 -> 5 (divisors of 100: 4, 5, 10)
+        assert asked[1] == {**seeds[1], "T_i2": 5}
+
+    def test_mutation_and_alpha_are_exclusive(self) -> None:
+        from odyssey.tune import HybridMutation
+
+        with pytest.raises(TunerError, match="either `mutation` or `alpha`"):
+            self.make(mutation=HybridMutation(0.5), alpha=0.5)
+
+
+class TestOdysseyTuner(TunerContract):
+    name = "odyssey"
+    bad_options: ClassVar[list[tuple[dict[str, Any], str]]] = [
+        ({"mp_objective": "latency"}, "comp, comm, comm-comp"),
+        ({"mp_solver": "gurobi"}, "ipopt, scip"),
+        ({"mp_time_limit_s": 0}, "positive"),
+        ({"n_seeds": 0}, "integer >= 1"),
+        ({"population_size": 1}, "integer >= 2"),
+    ]
+
+    def test_runs_the_mp_seed_once_and_reports_it(self) -> None:
+        tuner = self.make()
+        assert isinstance(tuner, OdysseyTuner)
+        result = run_tuner(tuner, self.model, samples=500)
+        mp = tuner.mp_result
+        assert mp is not None and mp.status == "locally_optimal" and not mp.fallback
+        assert mp.objective_name == "comm-comp" and mp.seeds
+        # the seeds are the first points asked
+        first = [dict(t.tiling) for t in result.trials[: len(mp.seeds)]]
+        assert first == [dict(s) for s in mp.seeds]
+
+    def test_mp_time_is_capped_by_the_time_budget(self) -> None:
+        tuner = self.make(mp_time_limit_s=30.0, mp_fraction=0.1)
+        assert isinstance(tuner, OdysseyTuner)
+        tuner.begin(time_s=2.0, samples=None)
+        assert tuner._time_limit == pytest.approx(0.2)
+
+    def test_without_solver_it_is_the_evolutionary_search(self) -> None:
+        a = run_tuner(self.make(seed=7, mp_solver=None), self.model, samples=500)
+        b = run_tuner(make_tuner("evolutionary", self.model, seed=7), self.model, samples=500)
+        assert all(x.same_point(y) for x, y in zip(a.trials, b.trials, strict=True))
+
+
+def test_make_tuner_rejects_unknown_names() -> None:
+    with pytest.raises(TunerError, match="unknown tuner 'annealing'; choose one of odyssey"):
+        make_tuner("annealing", mm_model(), seed=0)
+
+
+def test_seeded_search_is_at_least_as_good_as_unseeded_search() -> None:
+    """Odyssey section 4.2: MP seeds help at an equal sample budget (synthetic MM 1024^3)."""
+    model = mm_model()
+    budget = 3000
+
+    def median_best(name: str) -> float:
+        bests = []
+        for seed in range(3):
+            result = run_tuner(make_tuner(name, model, seed=seed), model, samples=budget)
+            assert result.best is not None
+            assert result.samples + result.tuner_evaluations == budget
+            bests.append(result.best.throughput_gops)
+        return statistics.median(bests)
+
+    assert median_best("odyssey") >= median_best("evolutionary")
