@@ -16,8 +16,8 @@ writer: the epilogue), the latency is the largest of
 * any other module ``m`` (chains, feeders, PE drains): ``first + L_m + drain``;
 * phases, when partial sums are read back on a fraction ``f`` of the output visits: the visits
   alternate between the L3 module writing (``W``) and reading then writing (``R + W``), each at
-  the pace of its slowest stage: ``first + visits * ((1-f) max(S, W) + f max(S, R + W)) +
-  drain + D_out - slack`` with ``S`` the largest average per-visit latency of the other
+  the pace of its slowest stage: ``min(first, tile) + visits * ((1-f) max(S, W) + f max(S, R + W))
+  + drain + D_out - slack`` with ``S`` the largest average per-visit latency of the other
   modules and ``slack = pairs * 2 * min(S - W, R + W - S)`` (the two-deep buffers let the
   faster side run two visits ahead at each change of phase).
 
@@ -110,7 +110,10 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
         outer_red = [n for n in out_op["reload_loops"] if n in red]
         pairs = visits([n for n in order[: order.index(outer_red[0])]]) if outer_red else const(1)
         slack = pairs * BUFFERED * emin(emax(stage - w_cost, 0), emax(r_cost + w_cost - stage, 0))
-        terms["phases"] = first + out_visits * ((1 - f) * emax(stage, w_cost) + f * emax(stage, r_cost + w_cost)) \
+        # the steady state already contains the input readers' time: start it after the
+        # shorter of the first load and one tile (an input-bound array starts at once)
+        terms["phases"] = emin(first, tile) \
+            + out_visits * ((1 - f) * emax(stage, w_cost) + f * emax(stage, r_cost + w_cost)) \
             - slack + drain + d_out
     latency = emax(*terms.values()) if variant == "accurate" else emax(compute, comm)
     total_bram, bram_parts = bram18k(desc, subst)

@@ -30,9 +30,12 @@ arguments and a missing optional dependency (PySCIPOpt) raise SolverError.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -147,14 +150,32 @@ def _solve_ipopt(nl: Path, time_limit_s: float, tol: float) -> _Point:
     return _Point(status, x, float(sol["f"]), f"Ipopt: {raw}")
 
 
+@contextlib.contextmanager
+def _quiet_fd2() -> Iterator[None]:
+    """Silence file descriptor 2 (C-level stderr) for the duration of the block."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _solve_scip(nl: Path, n_vars: int, time_limit_s: float, tol: float, seed: int) -> _Point:
     scip = _import_pyscipopt().Model()
     scip.hideOutput()
     scip.setParam("limits/time", float(time_limit_s))
     scip.setParam("limits/gap", float(tol))
     scip.setParam("randomization/randomseedshift", seed)
-    scip.readProblem(str(nl))
-    scip.optimize()
+    with _quiet_fd2():  # SCIP's LP solver writes warnings to the C stderr, past hideOutput()
+        scip.readProblem(str(nl))
+        scip.optimize()
     raw = str(scip.getStatus())
     status = _SCIP_STATUS.get(raw, "error")
     if status in ("infeasible", "error") or scip.getNSols() == 0:
