@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -46,18 +47,39 @@ class Evaluation:
     offchip_bytes: np.ndarray
     legal: np.ndarray  # ranges and divisibility hold
     feasible: np.ndarray  # legal and within the resource budget
-    reason: np.ndarray  # "" when feasible, else why not (object array of str)
+    reason_code: np.ndarray  # 0 feasible; 1+k parameter k illegal; 1000+r resource r over budget
     extra: Mapping[str, np.ndarray] = field(default_factory=dict)
+    param_names: tuple[str, ...] = ()
+    budget: tuple[float, ...] = ()
 
     def __len__(self) -> int:
         return int(self.latency_cycles.shape[0])
+
+    def reason_at(self, k: int) -> str:
+        """Why point ``k`` is not feasible (empty when it is)."""
+        code = int(self.reason_code[k])
+        if code == 0:
+            return ""
+        if code < 1000:
+            return f"{self.param_names[code - 1]} out of range or not a divisor"
+        r = code - 1000
+        value = (self.dsp, self.bram18k, self.uram)[r][k]
+        return f"{RESOURCES[r]} {value:.0f} > {self.budget[r]:.0f}"
+
+    @cached_property
+    def reason(self) -> np.ndarray:
+        """:meth:`reason_at` for every point (object array of str), formatted on first use."""
+        out = np.full(len(self), "", dtype=object)
+        for k in np.flatnonzero(self.reason_code):
+            out[k] = self.reason_at(int(k))
+        return out
 
     def point(self, k: int) -> dict[str, float | bool | str]:
         out: dict[str, float | bool | str] = {
             "latency_cycles": float(self.latency_cycles[k]), "throughput_gops": float(self.throughput_gops[k]),
             "dsp": float(self.dsp[k]), "bram18k": float(self.bram18k[k]), "uram": float(self.uram[k]),
             "offchip_bytes": float(self.offchip_bytes[k]), "legal": bool(self.legal[k]),
-            "feasible": bool(self.feasible[k]), "reason": str(self.reason[k]),
+            "feasible": bool(self.feasible[k]), "reason": self.reason_at(k),
         }
         for name, arr in self.extra.items():
             out[name] = float(arr[k])
@@ -123,15 +145,14 @@ class DesignModel:
         assert n is not None
         arrays = {k: np.broadcast_to(v, (n,)) for k, v in arrays.items()}
         legal = np.ones(n, dtype=bool)
-        reason = np.full(n, "", dtype=object)
-        for p in self.params:
+        code = np.zeros(n, dtype=np.int32)
+        for idx, p in enumerate(self.params):
             v = arrays[p.name]
             bad = (v < p.lower) | (v > p.upper)
             if p.divides is not None:
                 d = arrays[p.divides]
                 bad |= (v <= 0) | (np.remainder(d, np.maximum(v, 1)) != 0)
-            new = bad & legal
-            reason[new] = f"{p.name} out of range or not a divisor"
+            code[bad & legal] = idx + 1
             legal &= ~bad
         safe = {k: np.where(legal, v, 1) for k, v in arrays.items()}
         if details:
@@ -143,17 +164,17 @@ class DesignModel:
         lat = np.asarray(out["latency"], dtype=np.float64)
         res = {r: np.asarray(out[r], dtype=np.float64) for r in RESOURCES}
         feasible = legal.copy()
-        for r in RESOURCES:
-            over = legal & (res[r] > self.budget[r]) & feasible
-            if over.any():
-                reason[over] = [f"{r} {x:.0f} > {self.budget[r]:.0f}" for x in res[r][over]]
+        for r_idx, r in enumerate(RESOURCES):
+            over = (res[r] > self.budget[r]) & feasible
+            code[over] = 1000 + r_idx
             feasible &= ~over
         lat = np.where(legal, lat, np.inf)
         seconds = lat / (self.platform.clock_mhz * 1e6)
         gops = np.where(legal, self.ops / np.maximum(seconds, 1e-30) / 1e9, 0.0)
         extra = {k: np.asarray(v, dtype=np.float64) for k, v in out.items() if k not in self.REQUIRED}
         return Evaluation(lat, gops, res["dsp"], res["bram18k"], res["uram"],
-                          np.asarray(out["offchip_bytes"], dtype=np.float64), legal, feasible, reason, extra)
+                          np.asarray(out["offchip_bytes"], dtype=np.float64), legal, feasible, code, extra,
+                          self.param_names, tuple(self.budget[r] for r in RESOURCES))
 
     def evaluate_one(self, tiling: Mapping[str, int]) -> dict[str, float | bool | str]:
         """One tiling with every detail."""

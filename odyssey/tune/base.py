@@ -289,7 +289,7 @@ def _record(
     def trial(k: int) -> Trial:
         return Trial(offset + k, points[k], float(ev.latency_cycles[k]),
                      float(ev.throughput_gops[k]), float(ev.dsp[k]), float(ev.bram18k[k]),
-                     bool(ev.feasible[k]), str(ev.reason[k]), seconds)
+                     bool(ev.feasible[k]), ev.reason_at(k), seconds)
 
     room = max(0, min(len(points), keep - len(trials)))
     trials.extend(trial(k) for k in range(room))
