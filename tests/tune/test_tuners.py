@@ -127,3 +127,4 @@ def test_seeded_search_is_at_least_as_good_as_unseeded_search() -> None:
         return statistics.median(bests)
 
     assert median_best("odyssey") >= median_best("evolutionary")
+
