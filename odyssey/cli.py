@@ -352,6 +352,113 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     return 130 if interrupted else 0
 
 
+def _cmd_optimum(args: argparse.Namespace) -> int:
+    from odyssey.frontend import load_scop
+    from odyssey.mapping.space import analyse
+    from odyssey.model import build_model
+    from odyssey.platforms import load_platform
+    from odyssey.tune.optimum import find_optimum
+
+    ks = analyse(load_scop(args.kernel, _defines(args.define)), max_dim=3)
+    design = ks.design(args.design)
+    platform = load_platform(args.platform)
+    model = build_model(ks, design, platform=platform, variant="accurate")
+    r = find_optimum(model, time_limit_s=args.time_limit, seed=args.seed)
+    if args.json:
+        doc = {"kernel": str(args.kernel), "platform": platform.name, "variant": model.variant,
+               "dataflow": design.dataflow, "ordering": design.ordering, **r.to_json()}
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"design {design.id} ({design.dataflow} {design.ordering}) on {platform.name}, "
+          f"{model.variant} model: {r.status.replace('_', ' ')}")
+    if r.tiling is None:
+        print("no feasible tiling found" if r.status == "time_limit" else "no legal tiling fits the budget")
+    else:
+        print(f"tiling: {', '.join(f'{k}={v}' for k, v in r.tiling.items())}")
+        print(f"latency: {r.latency_cycles:,.0f} cycles = "
+              f"{r.latency_cycles / (platform.clock_mhz * 1e3):.3f} ms; throughput {r.throughput_gops:.1f} GOP/s")
+        for res, used in (("dsp", r.dsp), ("bram18k", r.bram18k), ("uram", r.uram)):
+            cap = model.budget[res]
+            print(f"{res:8s} {used:10,.0f} of {cap:,.0f} usable ({100 * used / max(cap, 1):.1f}%)")
+    if r.status == "time_limit":
+        print(f"no tiling is faster than {r.lower_bound_cycles:,.0f} cycles (gap {100 * r.gap:.2f}%)")
+    print(f"search: {r.seconds:.1f} s, {r.points_evaluated:,} tilings evaluated, "
+          f"{r.regions_explored:,} regions bounded ({r.regions_pruned_bound:,} pruned by the latency "
+          f"bound, {r.regions_pruned_resources:,} by resources, {r.regions_empty:,} empty, "
+          f"{r.regions_enumerated:,} enumerated)")
+    print(f"proof: {r.proof}")
+    return 1 if r.status == "infeasible" else 0
+
+
+def _cmd_network(args: argparse.Namespace) -> int:
+    from odyssey.platforms import load_platform
+    from odyssey.studies.network_tuning import NetworkProgress, network_record, tune_network
+    from odyssey.studies.networks import load_network, unique_shapes
+
+    network = load_network(args.network)
+    platform = load_platform(args.platform)
+    time_s = args.time if args.time is not None or args.samples is not None else 2.0
+    live = sys.stderr.isatty()
+    n_shapes = len(unique_shapes(network))
+
+    def report(p: NetworkProgress) -> None:
+        t = p.tuner
+        best = max(p.best_gops, t.best_throughput_gops if t else 0.0)
+        print(f"\r[shape {p.shape}/{p.shapes}: {','.join(p.layers)}] design {p.design}/{p.designs} "
+              f"{p.design_id}: best {best:.1f} GOP/s, {p.seconds:.0f} s\x1b[K",
+              end="", file=sys.stderr, flush=True)
+
+    try:
+        result = tune_network(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
+                              platform=platform, design=args.design, time_s=time_s,
+                              samples=args.samples, seed=args.seed, method=args.method,
+                              progress=report if live else None)
+    finally:
+        if live:
+            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+    rows = [["layer", "kind", "shape", "design", "GOP/s", "cycles", "ms", "DSP eff", "lanes",
+             "DSP", "tiling"]]
+    for r in result.layers:
+        s = r.shape
+        head = [r.layer.name, r.layer.kind, r.layer.describe()]
+        if s is None or s.design is None or s.tiling is None:
+            rows.append([*head, "-", "-", "-", "-", "-", "-", "-",
+                         "not reached" if s is None else "no feasible design"])
+            continue
+        assert s.latency_cycles is not None and s.throughput_gops is not None
+        rows.append([*head, s.design, f"{s.throughput_gops:.1f}", f"{s.latency_cycles:,.0f}",
+                     f"{s.latency_cycles / (result.clock_mhz * 1e3):.3f}",
+                     f"{s.dsp_efficiency:.0%}", str(s.mac_lanes), f"{s.dsp:,.0f}",
+                     f"= {r.duplicate_of}" if r.duplicate_of else
+                     ",".join(f"{k}={v}" for k, v in s.tiling)])
+    print(f"{network.title} on {platform.name} at {platform.clock_mhz:g} MHz: "
+          f"{len(network.layers)} layers, {n_shapes} unique shapes, design {args.design}")
+    print(_table(rows))
+    for s in result.shapes:
+        if s.note:
+            print(f"note: {', '.join(s.layers)}: {s.note}")
+        for d in s.designs:
+            if d.error:
+                print(f"note: {', '.join(s.layers)}: design {d.design} failed: {d.error}")
+    print(f"total: {result.latency_cycles:,.0f} cycles = {result.latency_ms:.3f} ms, "
+          f"{result.ops / 1e9:.3f} GOP, {result.throughput_gops:.1f} GOP/s overall "
+          f"({len(result.layers) - len(result.missing)} of {len(result.layers)} layers; "
+          f"tuned in {result.seconds:.1f} s)")
+    print("DSP eff = throughput / (2 * MAC lanes * clock); lanes = #PE * SIMD")
+    if network.unmapped:
+        print("not mapped: " + "; ".join(f"{u.name} ({u.op})" for u in network.unmapped))
+    if result.missing and not result.interrupted:
+        print(f"odyssey: no feasible design for {', '.join(result.missing)}; the total leaves "
+              "them out", file=sys.stderr)
+    if result.interrupted:
+        print(f"odyssey: interrupted; results of {len(result.shapes)} of {n_shapes} shapes",
+              file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(network_record(result), indent=1) + "\n")
+    if result.interrupted:
+        return 130
+    return 1 if result.missing else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="odyssey", description="Systolic-array generator and auto-tuner for FPGAs")
     sub = p.add_subparsers(dest="command", required=True)
@@ -421,6 +528,38 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
     t.add_argument("--emit", metavar="DIR", help="generate the HLS design of the best point into DIR")
     t.set_defaults(func=_cmd_tune)
+
+    o = sub.add_parser("optimum", help="the provably best tiling of one design under the accurate model")
+    o.add_argument("kernel", help="C file with a #pragma scop region")
+    o.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a size parameter (repeatable)")
+    o.add_argument("--design", required=True, help="design id or index from `odyssey designs`")
+    o.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
+    o.add_argument("--time-limit", type=_positive_float, metavar="SECONDS",
+                   help="stop with the best tiling found and the remaining gap (default: none)")
+    o.add_argument("--seed", type=int, default=0, help="seed of the incumbent's random start (default 0)")
+    o.add_argument("--json", metavar="OUT", help="write the result as JSON to OUT")
+    o.set_defaults(func=_cmd_optimum)
+
+    nw = sub.add_parser("network", help="tune every convolution layer of a CNN (identical shapes once)")
+    nw.add_argument("network", help="bundled network (vgg16, resnet50, mobilenetv2) or a network JSON file")
+    nw.add_argument("--kernel", default="kernels/cnn.c",
+                    help="kernel of the conv and pointwise layers (default kernels/cnn.c)")
+    nw.add_argument("--dw-kernel", metavar="KERNEL",
+                    help="kernel of the depthwise layers (default dwconv.c next to --kernel)")
+    nw.add_argument("--design", default="all",
+                    help="design id or index of --kernel on every layer, or `all`: each layer's "
+                         "best (default)")
+    nw.add_argument("--time", type=_positive_float, metavar="SECONDS",
+                    help="search time per design and shape (default 2 when --samples is not given)")
+    nw.add_argument("--samples", type=_positive_int, metavar="N",
+                    help="evaluations per design and shape (with --time, whichever ends first)")
+    nw.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    nw.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
+    nw.add_argument("--method", choices=("odyssey", "evolutionary", "random"), default="odyssey",
+                    help="search method (default odyssey: MP seed + evolutionary search)")
+    nw.add_argument("--json", metavar="OUT", help="write per-layer results and totals as JSON to OUT")
+    nw.set_defaults(func=_cmd_network)
     return p
 
 

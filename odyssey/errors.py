@@ -70,3 +70,7 @@ class SolverError(OdysseyError):
 
 class TunerError(OdysseyError):
     """A tuner was configured or driven incorrectly."""
+
+
+class NetworkError(OdysseyError):
+    """A network workload table that is missing, unknown or malformed."""

@@ -1,0 +1,430 @@
+"""Tune every convolution layer of a network: one search per unique layer shape.
+
+:func:`tune_network` groups the layers by ``(kind, sizes)``
+(:func:`~odyssey.studies.networks.unique_shapes`), analyses each shape's kernel
+(``conv``/``pointwise`` layers: ``kernel``, normally ``kernels/cnn.c``; ``depthwise``
+layers: ``dw_kernel``, normally ``kernels/dwconv.c``), and tunes it with the project's
+tuner (:func:`odyssey.tune.make_tuner` + :func:`odyssey.tune.run_tuner` on
+:func:`odyssey.model.build_model`'s ``accurate`` model). With ``design="all"`` a shape
+takes the best of every design of its kernel (the paper's space: arrays of at most two
+dimensions, 30 designs for ``cnn.c``, 12 for ``dwconv.c``); with a design id, that design
+on every shape, except where the shape's kernel has no such design (a ``cnn.c`` id on a
+depthwise layer): there the best of that kernel's designs, with a note saying so.
+
+Per layer (cycles ``L`` at the platform clock ``f``, ``ops = 2 * MACs``):
+
+* latency ``L`` cycles, ``L / f`` seconds;
+* throughput ``ops / (L / f)`` in GOP/s;
+* DSP efficiency ``throughput / (2 * lanes * f) = MACs / (lanes * L)``, with
+  ``lanes = #PE * SIMD`` the multiply-accumulate lanes of the design (each a multiplier and
+  an adder, 5 DSPs in fp32): the fraction of the array's peak the layer achieves (padding,
+  I/O stalls, prologue and epilogue lower it).
+
+Network totals: latency ``sum_l L_l`` (layers run one after another on one array, each
+with its own best design: a layer-wise reconfigurable upper bound, as in the paper's
+section 5.4), throughput ``sum_l ops_l / (sum_l L_l / f)``.
+
+Stride-2 layers are tuned as stride 1 over their output size (see
+:mod:`odyssey.studies.networks`). A KeyboardInterrupt ends the run with the results so far
+(``interrupted=True``); a design whose model cannot be built is recorded with its error.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from odyssey.codegen.tiling import make_tiling
+from odyssey.errors import NetworkError, OdysseyError
+from odyssey.frontend import load_scop
+from odyssey.mapping.space import Design, KernelSpace, analyse
+from odyssey.model import build_model
+from odyssey.platforms import Platform
+from odyssey.studies.networks import KERNEL_SIZES, Layer, Network, ShapeGroup, unique_shapes
+from odyssey.tune import Progress, make_tuner, run_tuner
+from odyssey.tune import tuner_options as allowed_options
+
+#: largest array dimension of the ``all`` space (the paper's Table 2: 1D and 2D arrays)
+ALL_MAX_DIM = 2
+#: largest array dimension a fixed design id may have (as ``odyssey tune --design``)
+FIXED_MAX_DIM = 3
+
+
+@dataclass(frozen=True, slots=True)
+class DesignOutcome:
+    """One design tuned on one shape; ``throughput_gops`` is None without a feasible point."""
+
+    design: str
+    dataflow: str
+    ordering: str
+    throughput_gops: float | None
+    latency_cycles: float | None
+    samples: int
+    seconds: float
+    stop_reason: str
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeResult:
+    """The best design of one unique shape (shared by every layer in ``layers``).
+
+    ``design`` is None when no design found a feasible point (then every metric is None).
+    ``complete`` is False when the run was interrupted before every design was tuned.
+    """
+
+    index: int
+    kind: str
+    sizes: tuple[tuple[str, int], ...]
+    layers: tuple[str, ...]
+    kernel: str
+    ops: int
+    design: str | None
+    dataflow: str | None
+    ordering: str | None
+    tiling: tuple[tuple[str, int], ...] | None
+    latency_cycles: float | None
+    throughput_gops: float | None
+    dsp: float | None
+    bram18k: float | None
+    mac_lanes: int | None
+    dsp_efficiency: float | None
+    designs: tuple[DesignOutcome, ...]
+    complete: bool
+    seconds: float
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LayerResult:
+    """A layer and the result of its shape (None if its shape was not reached)."""
+
+    layer: Layer
+    shape: ShapeResult | None
+    duplicate_of: str | None  # the first layer of the same shape, if it is not this one
+
+    @property
+    def tuned(self) -> bool:
+        return self.shape is not None and self.shape.design is not None
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkResult:
+    """Per-layer and per-shape results of :func:`tune_network`, and the network totals."""
+
+    network: Network
+    platform: str
+    clock_mhz: float
+    design: str
+    method: str
+    seed: int
+    time_s: float | None
+    samples: int | None
+    kernel: str
+    dw_kernel: str | None
+    shapes: tuple[ShapeResult, ...]
+    layers: tuple[LayerResult, ...]
+    interrupted: bool
+    seconds: float
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Layers without a result (not reached, or no feasible design)."""
+        return tuple(r.layer.name for r in self.layers if not r.tuned)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing and not self.interrupted
+
+    @property
+    def latency_cycles(self) -> float:
+        """Sum of the tuned layers' latencies (cycles)."""
+        return sum(_latency(r) for r in self.layers if r.tuned)
+
+    @property
+    def latency_ms(self) -> float:
+        return self.latency_cycles / (self.clock_mhz * 1e3)
+
+    @property
+    def ops(self) -> int:
+        """Operations of the tuned layers (``2 * MACs``)."""
+        return sum(r.layer.ops for r in self.layers if r.tuned)
+
+    @property
+    def throughput_gops(self) -> float:
+        """``ops / total latency`` over the tuned layers, in GOP/s (0 if none)."""
+        seconds = self.latency_cycles / (self.clock_mhz * 1e6)
+        return self.ops / seconds / 1e9 if seconds > 0 else 0.0
+
+
+def _latency(r: LayerResult) -> float:
+    assert r.shape is not None and r.shape.latency_cycles is not None
+    return r.shape.latency_cycles
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkProgress:
+    """What :func:`tune_network` reports: shape ``shape`` of ``shapes`` (1-based), design
+    ``design`` of ``designs`` on it, the best GOP/s of the shape so far, the tuner's own
+    progress (None at the start of a design) and the seconds since the run started."""
+
+    shape: int
+    shapes: int
+    layers: tuple[str, ...]
+    design: int
+    designs: int
+    design_id: str
+    best_gops: float
+    tuner: Progress | None
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A shape ready to tune: its analysed kernel and the designs to try."""
+
+    group: ShapeGroup
+    kernel: str
+    space: KernelSpace
+    designs: tuple[Design, ...]
+    note: str
+
+
+def tune_network(
+    network: Network,
+    *,
+    kernel: str | Path,
+    platform: Platform,
+    dw_kernel: str | Path | None = None,
+    design: str = "all",
+    time_s: float | None = None,
+    samples: int | None = None,
+    seed: int = 0,
+    method: str = "odyssey",
+    tuner_options: Mapping[str, Any] | None = None,
+    progress: Callable[[NetworkProgress], None] | None = None,
+) -> NetworkResult:
+    """Tune every unique layer shape of ``network``; ``time_s``/``samples`` are per design
+    and shape (as :func:`~odyssey.tune.run_tuner`'s, at least one of them).
+
+    ``dw_kernel`` defaults to ``dwconv.c`` next to ``kernel``. Every shape's kernel is
+    loaded and analysed (and a fixed ``design`` resolved) before any tuning starts, so bad
+    inputs fail fast with an OdysseyError.
+    """
+    if time_s is None and samples is None:
+        raise NetworkError("tune_network needs a budget: time_s, samples, or both")
+    dw = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
+    options = dict(tuner_options or {})
+    unknown = sorted(set(options) - allowed_options(method))  # also checks the method's name
+    if unknown:
+        raise NetworkError(f"unknown option(s) {', '.join(unknown)} for tuner {method!r}")
+    plans = _plan(network, Path(kernel), dw, design)
+    started = time.perf_counter()
+    shapes: list[ShapeResult] = []
+    interrupted = False
+    for n, plan in enumerate(plans, 1):
+        result, interrupted = _tune_shape(
+            plan, n, len(plans), platform=platform, time_s=time_s, samples=samples, seed=seed,
+            method=method, options=options, progress=progress, started=started)
+        if result is not None:
+            shapes.append(result)
+        if interrupted:
+            break
+    by_key = {(s.kind, s.sizes): s for s in shapes}
+    layers: list[LayerResult] = []
+    first: dict[tuple[str, tuple[tuple[str, int], ...]], str] = {}
+    for layer in network.layers:
+        key = layer.shape_key
+        dup = first.setdefault(key, layer.name)
+        layers.append(LayerResult(layer, by_key.get(key), None if dup == layer.name else dup))
+    uses_dw = any(p.group.kind == "depthwise" for p in plans)
+    return NetworkResult(
+        network=network, platform=platform.name, clock_mhz=platform.clock_mhz, design=design,
+        method=method, seed=seed, time_s=time_s, samples=samples, kernel=str(kernel),
+        dw_kernel=str(dw) if uses_dw else None, shapes=tuple(shapes), layers=tuple(layers),
+        interrupted=interrupted, seconds=time.perf_counter() - started)
+
+
+def _plan(network: Network, kernel: Path, dw_kernel: Path, design: str) -> list[_Plan]:
+    """Load and analyse every shape's kernel; resolve a fixed ``design`` to an id."""
+    groups = unique_shapes(network)
+    max_dim = ALL_MAX_DIM if design == "all" else FIXED_MAX_DIM
+    spaces: list[tuple[ShapeGroup, Path, KernelSpace]] = []
+    for group in groups:
+        path = dw_kernel if group.kind == "depthwise" else kernel
+        spaces.append((group, path, _analyse(group.first, path, max_dim)))
+    wanted = design
+    if design != "all":
+        # the id is the --kernel's (cnn.c) one; a network of depthwise layers only resolves it
+        # on the depthwise kernel
+        home = next((s for g, _, s in spaces if g.kind != "depthwise"), None) or spaces[0][2]
+        wanted = home.design(design).id
+    plans: list[_Plan] = []
+    for group, path, ks in spaces:
+        paper_space = tuple(d for d in ks.designs if len(d.space_loops) <= ALL_MAX_DIM)
+        if design == "all":
+            plans.append(_Plan(group, str(path), ks, paper_space, ""))
+        elif any(d.id == wanted for d in ks.designs):
+            plans.append(_Plan(group, str(path), ks, (ks.design(wanted),), ""))
+        else:
+            note = (f"design {wanted} is not in the design space of {path}; "
+                    f"took the best of its {len(paper_space)} designs")
+            plans.append(_Plan(group, str(path), ks, paper_space, note))
+    return plans
+
+
+def _analyse(layer: Layer, path: Path, max_dim: int) -> KernelSpace:
+    """The design space of ``path`` at ``layer``'s sizes; the kernel's size parameters must be
+    exactly the layer's (unknown ``-D`` names would otherwise be ignored silently)."""
+    scop = load_scop(path, layer.defines())
+    have = sorted(name for name, _ in scop.params)
+    want = sorted(KERNEL_SIZES[layer.kernel])
+    if have != want:
+        raise NetworkError(
+            f"{path}: its size parameters are {', '.join(have) or 'none'}, but {layer.kind} layers "
+            f"such as {layer.name} set {', '.join(KERNEL_SIZES[layer.kernel])}; pass the "
+            f"{'dwconv.c' if layer.kernel == 'dwconv' else 'cnn.c'} kernel (or one with its sizes)")
+    return analyse(scop, max_dim=max_dim)
+
+
+def _tune_shape(
+    plan: _Plan, n: int, total: int, *, platform: Platform, time_s: float | None,
+    samples: int | None, seed: int, method: str, options: Mapping[str, Any],
+    progress: Callable[[NetworkProgress], None] | None, started: float,
+) -> tuple[ShapeResult | None, bool]:
+    """Tune every design of ``plan``; the best, and whether the run was interrupted."""
+    group = plan.group
+    outcomes: list[DesignOutcome] = []
+    best: tuple[float, Design, Any] | None = None  # (GOP/s, design, trial)
+    shape_start = time.perf_counter()
+    interrupted = False
+    for k, design in enumerate(plan.designs, 1):
+
+        def report(p: Progress | None, k: int = k, did: str = design.id,
+                   so_far: float = best[0] if best else 0.0) -> None:
+            if progress is not None:
+                progress(NetworkProgress(n, total, group.names, k, len(plan.designs), did, so_far,
+                                         p, time.perf_counter() - started))
+
+        begin = time.perf_counter()
+        try:
+            report(None)
+            model = build_model(plan.space, design, platform=platform, variant="accurate")
+            tuner = make_tuner(method, model, seed=seed, **options)
+            result = run_tuner(tuner, model, time_s=time_s, samples=samples,
+                               progress=report if progress is not None else None)
+        except KeyboardInterrupt:
+            interrupted = True
+            break
+        except OdysseyError as exc:
+            outcomes.append(DesignOutcome(design.id, design.dataflow, design.ordering, None, None,
+                                          0, time.perf_counter() - begin, "error", str(exc)))
+            continue
+        trial = result.best
+        outcomes.append(DesignOutcome(
+            design.id, design.dataflow, design.ordering,
+            trial.throughput_gops if trial else None, trial.latency_cycles if trial else None,
+            result.samples, result.seconds, result.stop_reason))
+        if trial is not None and (best is None or trial.throughput_gops > best[0]):
+            best = (trial.throughput_gops, design, trial)
+        if result.stop_reason == "interrupted":
+            interrupted = True
+            break
+    if not outcomes:
+        return None, interrupted
+    complete = len(outcomes) == len(plan.designs) and not (
+        interrupted and outcomes[-1].stop_reason == "interrupted")
+    metrics: dict[str, Any] = dict.fromkeys(
+        ("design", "dataflow", "ordering", "tiling", "latency_cycles", "throughput_gops", "dsp",
+         "bram18k", "mac_lanes", "dsp_efficiency"))
+    if best is not None:
+        gops, design, trial = best
+        lanes = mac_lanes(design, trial.tiling)
+        metrics.update(
+            design=design.id, dataflow=design.dataflow, ordering=design.ordering,
+            tiling=tuple((k, int(v)) for k, v in trial.tiling.items()),
+            latency_cycles=trial.latency_cycles, throughput_gops=gops, dsp=trial.dsp,
+            bram18k=trial.bram18k, mac_lanes=lanes,
+            dsp_efficiency=dsp_efficiency(group.first.macs, lanes, trial.latency_cycles))
+    shape = ShapeResult(index=n, kind=group.kind, sizes=group.sizes, layers=group.names,
+                        kernel=plan.kernel, ops=group.first.ops, designs=tuple(outcomes),
+                        complete=complete, seconds=time.perf_counter() - shape_start,
+                        note=plan.note, **metrics)
+    return shape, interrupted
+
+
+def mac_lanes(design: Design, tiling: Mapping[str, int]) -> int:
+    """Multiply-accumulate lanes of ``design`` at ``tiling``: ``#PE * SIMD`` (the PEs are
+    ``prod_s T_s1 / T_s2`` over the space loops, the SIMD lanes ``T_l2`` of the SIMD loop)."""
+    t = make_tiling(design, tiling)
+    simd = t.loop(design.simd_loop).t2 if design.simd_loop is not None else 1
+    return t.num_pes * simd
+
+
+def dsp_efficiency(macs: int, lanes: int, latency_cycles: float) -> float:
+    """``MACs / (lanes * cycles)``: throughput over the peak ``2 * lanes * clock`` of the
+    design's MAC lanes (1 = every lane busy on a real MAC every cycle)."""
+    if lanes <= 0 or not math.isfinite(latency_cycles) or latency_cycles <= 0:
+        return 0.0
+    return macs / (lanes * latency_cycles)
+
+
+def network_record(result: NetworkResult) -> dict[str, Any]:
+    """JSON-ready record: the run's settings, one entry per layer (with the metrics of its
+    shape), one per unique shape (with every design tried), the totals, and what the network
+    file leaves unmapped or removed. Metrics are None where there is no feasible result."""
+    clock_khz = result.clock_mhz * 1e3
+    net = result.network
+    layers = []
+    for r in result.layers:
+        s = r.shape
+        lat = s.latency_cycles if s is not None else None
+        layers.append({
+            "name": r.layer.name, "kind": r.layer.kind, "kernel": s.kernel if s else None,
+            "sizes": r.layer.dims, "stride": r.layer.stride, "origin": r.layer.origin,
+            "macs": r.layer.macs, "ops": r.layer.ops, "shape": s.index if s else None,
+            "duplicate_of": r.duplicate_of, "design": s.design if s else None,
+            "dataflow": s.dataflow if s else None, "ordering": s.ordering if s else None,
+            "tiling": dict(s.tiling) if s and s.tiling else None, "latency_cycles": lat,
+            "latency_ms": lat / clock_khz if lat is not None else None,
+            "throughput_gops": s.throughput_gops if s else None,
+            "dsp_efficiency": s.dsp_efficiency if s else None,
+            "mac_lanes": s.mac_lanes if s else None, "dsp": s.dsp if s else None,
+            "bram18k": s.bram18k if s else None, "note": s.note if s else "",
+        })
+    shapes = [{
+        "index": s.index, "kind": s.kind, "sizes": dict(s.sizes), "layers": list(s.layers),
+        "kernel": s.kernel, "design": s.design, "throughput_gops": s.throughput_gops,
+        "latency_cycles": s.latency_cycles, "complete": s.complete, "seconds": s.seconds,
+        "note": s.note,
+        "designs": [{"design": d.design, "dataflow": d.dataflow, "ordering": d.ordering,
+                     "throughput_gops": d.throughput_gops, "latency_cycles": d.latency_cycles,
+                     "samples": d.samples, "seconds": d.seconds, "stop_reason": d.stop_reason,
+                     "error": d.error} for d in s.designs],
+    } for s in result.shapes]
+    return {
+        "network": net.name, "title": net.title, "network_file": net.path, "source": net.source,
+        "kernel": result.kernel, "dw_kernel": result.dw_kernel, "platform": result.platform,
+        "clock_mhz": result.clock_mhz, "design": result.design, "method": result.method,
+        "seed": result.seed, "time_s": result.time_s, "samples": result.samples,
+        "interrupted": result.interrupted, "seconds": result.seconds,
+        "dsp_efficiency_definition": "throughput / (2 * MAC lanes * clock) = MACs / "
+                                     "(lanes * cycles), lanes = #PE * SIMD",
+        "layers": layers,
+        "shapes": shapes,
+        "totals": {
+            "layers": len(result.layers), "unique_shapes": len(unique_shapes(net)),
+            "tuned_layers": sum(1 for r in result.layers if r.tuned),
+            "missing": list(result.missing), "complete": result.complete,
+            "latency_cycles": result.latency_cycles, "latency_ms": result.latency_ms,
+            "ops": result.ops, "throughput_gops": result.throughput_gops,
+        },
+        "unmapped": [{"name": u.name, "op": u.op, "count": u.count, "macs": u.macs,
+                      "reason": u.reason} for u in net.unmapped],
+        "removed": [{"name": x.name, "original": dict(x.original), "reason": x.reason}
+                    for x in net.removed],
+    }

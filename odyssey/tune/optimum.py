@@ -1,0 +1,730 @@
+"""The provably best tiling of one design under its model: branch and bound over boxes.
+
+Problem: minimise ``latency`` (cycles, so maximise throughput) over the legal tilings of a
+:class:`~odyssey.model.DesignModel` (each parameter in ``[lower, upper]``, level-two
+parameters dividing their parent) subject to ``dsp``, ``bram18k`` and ``uram`` within the
+platform's usable budget. Nothing here is specific to a kernel: the search reads only the
+parameter table and the model's expressions, so it serves MM, CNN and any other design.
+
+Method.
+
+* Coordinates (:mod:`.optimum_rewrite`): a box ranges over the tile sizes, the ratios
+  ``T_p/T_c`` that set the PE counts, and the SIMD factors; the model is rewritten with
+  identities that hold at legal tilings so each quantity appears once where possible.
+* Boxes: every coordinate takes an arithmetic progression ``lo, lo+m, ..., hi``. A box is
+  first *tightened* with the divisibility constraints (a child is at most its parent; a
+  fixed child ``v`` makes its parent a multiple of ``v``; a parent with at most four
+  values makes its child one of their divisors), which also detects boxes with no legal
+  tiling, then *bounded* (:mod:`.optimum_bounds`: sound interval and congruence
+  arithmetic on the latency and resource expressions).
+* Branching, best first by latency bound: a box where an equality on a residue (the
+  packing lanes, ``T mod 16 == 0``) is undecided is split into residue classes
+  (``T = r (mod m)`` into classes mod ``2m``); any other box in two along the
+  coordinate whose halves have the best bounds (all are tried: *strong branching*), cut
+  at the tile-count boundary (where some ``ceil(N/T)`` changes) nearest to the
+  geometric mean of the range, or at that mean.
+* A child is dropped when it holds no legal tiling, when a resource's lower bound
+  exceeds the budget, or when its latency bound is at least the incumbent's latency;
+  enumerated (every legal tiling, vectorized, evaluated exactly) when it holds at most
+  ``leaf_points`` points; kept otherwise.
+* Incumbent: a few random legal tilings, then *dives* (a beam of the 64 lowest-bound
+  boxes followed down to the leaves) at rounds 1, 2, 4, 8, ... of the best-first loop.
+
+When no box is left the incumbent is optimal: every legal tiling lies in a box that was
+enumerated, or whose bounds show it holds nothing feasible and faster. With a time limit,
+the smallest bound of the open boxes is a proven lower bound on the optimum.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import itertools
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from odyssey.errors import TunerError
+from odyssey.expr import compile_vectorized
+from odyssey.model.design_model import RESOURCES, DesignModel
+from odyssey.tune.optimum_bounds import IntervalProgram
+from odyssey.tune.optimum_rewrite import Coordinates
+
+Status = Literal["optimal", "time_limit", "infeasible"]
+_OBJECTIVES = ("latency", *RESOURCES)
+_ENUM_CHUNK = 400_000  # points per exact evaluation call
+
+
+@dataclass(frozen=True)
+class OptimumResult:
+    """Outcome of :func:`find_optimum`.
+
+    ``status`` is ``"optimal"`` (``tiling`` is a global optimum, ``lower_bound_cycles ==
+    latency_cycles``), ``"time_limit"`` (``tiling`` is the best found, possibly None;
+    no tiling is faster than ``lower_bound_cycles``; ``gap`` is the relative distance) or
+    ``"infeasible"`` (no legal tiling fits the budget). Region counters: every box whose
+    bounds were computed is *explored*; it is then *pruned* by its latency bound, by a
+    resource bound, or as *empty* (no legal tiling), *enumerated*, or split.
+    """
+
+    design_id: str
+    status: Status
+    tiling: Mapping[str, int] | None
+    latency_cycles: float
+    throughput_gops: float
+    dsp: float
+    bram18k: float
+    uram: float
+    lower_bound_cycles: float
+    gap: float
+    seconds: float
+    points_evaluated: int
+    regions_explored: int
+    regions_pruned_bound: int
+    regions_pruned_resources: int
+    regions_empty: int
+    regions_enumerated: int
+    bound_evaluations: int  # boxes bounded, including the trial splits of strong branching
+    proof: str
+
+    @property
+    def regions_pruned(self) -> dict[str, int]:
+        return {"bound": self.regions_pruned_bound, "resources": self.regions_pruned_resources,
+                "empty": self.regions_empty}
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain-data record (what ``odyssey optimum --json`` writes)."""
+        return {
+            "design": self.design_id, "status": self.status,
+            "tiling": dict(self.tiling) if self.tiling is not None else None,
+            "latency_cycles": _finite(self.latency_cycles), "throughput_gops": self.throughput_gops,
+            "dsp": self.dsp, "bram18k": self.bram18k, "uram": self.uram,
+            "lower_bound_cycles": _finite(self.lower_bound_cycles), "gap": _finite(self.gap),
+            "seconds": self.seconds, "points_evaluated": self.points_evaluated,
+            "regions_explored": self.regions_explored, "regions_pruned": self.regions_pruned,
+            "regions_enumerated": self.regions_enumerated,
+            "bound_evaluations": self.bound_evaluations, "proof": self.proof,
+        }
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+# ---------------------------------------------------------------------- boxes
+
+
+@dataclass(frozen=True, slots=True)
+class _Boxes:
+    """``n`` boxes over ``D`` parameters: parameter ``d`` of box ``b`` takes the values
+    ``lo[b, d], lo[b, d] + mod[b, d], ..., hi[b, d]``."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    mod: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.lo.shape[0])
+
+    def take(self, idx: np.ndarray) -> _Boxes:
+        return _Boxes(self.lo[idx], self.hi[idx], self.mod[idx])
+
+    @property
+    def counts(self) -> np.ndarray:
+        return (self.hi - self.lo) // self.mod + 1
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Points per box (float: products of many counts may exceed int64)."""
+        return np.prod(self.counts.astype(np.float64), axis=1)
+
+    @staticmethod
+    def concat(parts: Sequence[_Boxes], dims: int) -> _Boxes:
+        if not parts:
+            z = np.zeros((0, dims), dtype=np.int64)
+            return _Boxes(z, z, z)
+        return _Boxes(np.concatenate([p.lo for p in parts]), np.concatenate([p.hi for p in parts]),
+                      np.concatenate([p.mod for p in parts]))
+
+
+@dataclass(frozen=True)
+class _Space:
+    """The search space in box coordinates (:class:`Coordinates`): ranges, and the pairs
+    ``(c, p)`` where coordinate ``c`` divides parameter ``p`` at legal points."""
+
+    coords: Coordinates
+    lower: np.ndarray
+    upper: np.ndarray
+    pairs: tuple[tuple[int, int], ...]
+    param_lower: np.ndarray  # the parameters' own ranges
+    param_upper: np.ndarray
+
+    @staticmethod
+    def of(model: DesignModel) -> _Space:
+        index = {n: i for i, n in enumerate(model.param_names)}
+        for p in model.params:
+            if p.divides is not None and p.divides not in index:
+                raise TunerError(f"design {model.design_id}: parameter {p.name} divides "
+                                 f"{p.divides}, which is not a tuning parameter")
+            if p.lower > p.upper or p.lower < 1:
+                raise TunerError(f"design {model.design_id}: parameter {p.name} has the range "
+                                 f"[{p.lower}, {p.upper}]; the search needs 1 <= lower <= upper")
+        coords = Coordinates.choose(model.params, [model.exprs["dsp"]])
+        lower = np.array([p.lower for p in model.params], dtype=np.int64)
+        upper = np.array([p.upper for p in model.params], dtype=np.int64)
+        c_lo, c_hi = lower.copy(), upper.copy()
+        for d, is_ratio in enumerate(coords.ratio):
+            if is_ratio:
+                par = coords.parent[d]
+                lower[d] = max(1, -(-int(c_lo[par]) // int(c_hi[d])))
+                upper[d] = max(1, int(upper[par]) // int(c_lo[d]))
+        pairs = tuple((d, p) for d, p in enumerate(coords.parent) if p >= 0)
+        return _Space(coords, lower, upper, pairs, c_lo, c_hi)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.coords.params
+
+    def divisor_table(self, p: int) -> np.ndarray | None:
+        """Row ``v`` lists the divisors of ``v`` (zero-padded), for ``v`` up to ``p``'s upper
+        bound; None when that bound is too large for a table."""
+        top = int(self.upper[p])
+        if top > _TABLE_LIMIT:
+            return None
+        return _divisor_matrix(top)
+
+    def legal_params(self, pts: np.ndarray) -> np.ndarray:
+        """Which parameter rows are legal tilings."""
+        ok = ((pts >= self.param_lower) & (pts <= self.param_upper)).all(axis=1)
+        for c, p in self.pairs:
+            ok &= (pts[:, c] > 0) & (np.remainder(pts[:, p], np.maximum(pts[:, c], 1)) == 0)
+        return np.asarray(ok)
+
+    def legal(self, pts: np.ndarray) -> np.ndarray:
+        """Which coordinate rows are legal tilings."""
+        ok = ((pts >= self.lower) & (pts <= self.upper)).all(axis=1)
+        for c, p in self.pairs:
+            ok &= (pts[:, c] > 0) & (np.remainder(pts[:, p], np.maximum(pts[:, c], 1)) == 0)
+            if self.coords.ratio[c]:
+                t = pts[:, p] // np.maximum(pts[:, c], 1)
+                ok &= (t >= self.param_lower[c]) & (t <= self.param_upper[c])
+        return np.asarray(ok)
+
+
+def _tighten(b: _Boxes, space: _Space) -> tuple[_Boxes, np.ndarray]:
+    """Drop illegal points the divisibility constraints exclude; also says which boxes
+    still hold a point. Only points with some child not dividing its parent are removed."""
+    lo, hi, m = b.lo.copy(), b.hi.copy(), b.mod.copy()
+    ok = np.ones(len(b), dtype=bool)
+    for c, p in space.pairs:
+        # a positive divisor is at most its multiple
+        hi[:, c] = _down(lo[:, c], m[:, c], np.minimum(hi[:, c], hi[:, p]))
+        lo[:, p] = _up(lo[:, p], m[:, p], lo[:, c])
+        if space.coords.ratio[c]:  # T_c = T_p / q within its own range
+            lc, uc = space.param_lower[c], space.param_upper[c]
+            lo[:, c] = _up(lo[:, c], m[:, c], -np.floor_divide(-lo[:, p], uc))
+            hi[:, c] = _down(lo[:, c], m[:, c], np.minimum(hi[:, c], hi[:, p] // lc))
+            lo[:, p] = _up(lo[:, p], m[:, p], lo[:, c] * lc)
+            hi[:, p] = _down(lo[:, p], m[:, p], np.minimum(hi[:, p], hi[:, c] * uc))
+        ok &= (lo[:, c] <= hi[:, c]) & (lo[:, p] <= hi[:, p])
+        _few_parents(lo, hi, m, ok, space, c, p)
+        # every common divisor g of the child's values divides the parent
+        single_c = lo[:, c] == hi[:, c]
+        g = np.where(single_c, lo[:, c], np.gcd(m[:, c], np.mod(lo[:, c], m[:, c])))
+        mp = np.where(lo[:, p] == hi[:, p], 0, m[:, p])
+        ok &= np.mod(lo[:, p], np.maximum(np.gcd(mp, g), 1)) == 0
+        # a fixed child v: the parent takes multiples of v only
+        v = np.maximum(lo[:, c], 1)
+        fix = single_c & ok & (np.mod(v, m[:, p]) == 0) & (m[:, p] != v)
+        if fix.any():
+            first = -np.floor_divide(-lo[fix, p], v[fix]) * v[fix]
+            last = np.floor_divide(hi[fix, p], v[fix]) * v[fix]
+            lo[fix, p], hi[fix, p], m[fix, p] = first, last, v[fix]
+            ok[fix] &= first <= last
+    ok &= (lo <= hi).all(axis=1)
+    return _Boxes(lo, hi, m), ok
+
+
+_BEAM = 64  # boxes followed by a dive
+_FEW = 4  # a parent with at most this many values: its children are its divisors
+
+
+def _few_parents(lo: np.ndarray, hi: np.ndarray, m: np.ndarray, ok: np.ndarray, space: _Space,
+                 c: int, p: int) -> None:
+    """In place: where parameter ``p`` takes at most ``_FEW`` values, shrink ``c`` to the
+    divisors of those values (and ``p`` to the values that have one), or mark the box empty."""
+    table = space.divisor_table(p)
+    if table is None:
+        return
+    count = (hi[:, p] - lo[:, p]) // m[:, p] + 1
+    idx = np.nonzero(ok & (count <= _FEW))[0]
+    if len(idx) == 0:
+        return
+    lc, hc, mc = lo[idx, c, None], hi[idx, c, None], m[idx, c, None]
+    big = np.iinfo(np.int64).max
+    c_lo, c_hi = np.full(len(idx), big), np.full(len(idx), -1)
+    p_lo, p_hi = np.full(len(idx), big), np.full(len(idx), -1)
+    for j in range(_FEW):
+        par = lo[idx, p] + j * m[idx, p]
+        inside = par <= hi[idx, p]
+        d = table[np.where(inside, par, 0)]
+        good = inside[:, None] & (d >= lc) & (d <= hc) & (np.remainder(d - lc, mc) == 0)
+        if space.coords.ratio[c]:
+            t = par[:, None] // np.maximum(d, 1)
+            good &= (t >= space.param_lower[c]) & (t <= space.param_upper[c])
+        c_lo = np.minimum(c_lo, np.where(good, d, big).min(axis=1))
+        c_hi = np.maximum(c_hi, np.where(good, d, -1).max(axis=1))
+        hit = good.any(axis=1)
+        p_lo = np.where(hit, np.minimum(p_lo, par), p_lo)
+        p_hi = np.where(hit, np.maximum(p_hi, par), p_hi)
+    found = c_hi >= 0
+    ok[idx] &= found
+    keep = idx[found]
+    lo[keep, c], hi[keep, c] = c_lo[found], c_hi[found]
+    lo[keep, p], hi[keep, p] = p_lo[found], p_hi[found]
+
+
+def _up(lo: np.ndarray, m: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """The first member of the progression ``lo (mod m)`` at or above ``floor``."""
+    return np.where(floor > lo, lo - np.floor_divide(lo - floor, m) * m, lo)
+
+
+def _down(lo: np.ndarray, m: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
+    """The last member of the progression starting at ``lo`` at or below ``ceiling``."""
+    return lo + np.floor_divide(ceiling - lo, m) * m
+
+
+def _split_congruence(b: _Boxes, dim: np.ndarray, factor: np.ndarray) -> list[_Boxes]:
+    """Split parameter ``dim`` of every box into ``factor`` residue classes."""
+    out = []
+    for p in np.unique(factor):
+        sel = np.nonzero(factor == p)[0]
+        rows = np.arange(len(sel))
+        d = dim[sel]
+        lo0, hi0, m0 = b.lo[sel, d], b.hi[sel, d], b.mod[sel, d]
+        step = m0 * p
+        for j in range(int(p)):
+            base = lo0 + j * m0
+            keep = base <= hi0
+            lo, hi, m = b.lo[sel].copy(), b.hi[sel].copy(), b.mod[sel].copy()
+            lo[rows, d] = base
+            hi[rows, d] = base + np.floor_divide(hi0 - base, step) * step
+            m[rows, d] = step
+            out.append(_Boxes(lo[keep], hi[keep], m[keep]))
+    return out
+
+
+def _split_range(b: _Boxes, d: np.ndarray, breakpoints: Mapping[int, np.ndarray]) -> tuple[_Boxes, _Boxes]:
+    """Halve box ``k`` along parameter ``d[k]`` (which must have two values or more), at the
+    tile-count boundary nearest to the geometric mean of its range, else at that mean."""
+    rows = np.arange(len(b))
+    lo, hi, m = b.lo[rows, d], b.hi[rows, d], b.mod[rows, d]
+    geo = np.sqrt(np.maximum(lo, 1).astype(np.float64) * np.maximum(hi, 1))
+    cut = np.clip(np.rint(geo).astype(np.int64), lo + 1, np.maximum(hi, lo + 1))
+    for dim, bps in breakpoints.items():
+        sel = np.nonzero(d == dim)[0]
+        if len(sel) == 0 or len(bps) == 0:
+            continue
+        k = np.searchsorted(bps, geo[sel])
+        best = cut[sel].copy()
+        dist = np.full(len(sel), np.inf)
+        for cand in (bps[np.maximum(k - 1, 0)], bps[np.minimum(k, len(bps) - 1)]):
+            inside = (cand > lo[sel]) & (cand <= hi[sel])
+            gap = np.abs(np.log(cand) - np.log(geo[sel]))
+            better = inside & (gap < dist)
+            best = np.where(better, cand, best)
+            dist = np.where(better, gap, dist)
+        cut[sel] = best
+    left_hi = lo + np.floor_divide(cut - 1 - lo, m) * m
+    left, right = (b.lo.copy(), b.hi.copy(), b.mod.copy()), (b.lo.copy(), b.hi.copy(), b.mod.copy())
+    left[1][rows, d] = left_hi
+    right[0][rows, d] = left_hi + m
+    return _Boxes(*left), _Boxes(*right)
+
+
+def _enumerate(b: _Boxes, space: _Space) -> np.ndarray:
+    """Every legal point of the boxes, as rows."""
+    counts = b.counts
+    sizes = np.prod(counts, axis=1)
+    total = int(sizes.sum())
+    owner = np.repeat(np.arange(len(b)), sizes)
+    local = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    pts = np.empty((total, counts.shape[1]), dtype=np.int64)
+    for d in range(counts.shape[1]):
+        c = counts[owner, d]
+        pts[:, d] = b.lo[owner, d] + np.remainder(local, c) * b.mod[owner, d]
+        local //= c
+    return pts[space.legal(pts)]
+
+
+# ------------------------------------------------------------------- seeding
+
+_TABLE_LIMIT = 1 << 13
+
+
+@functools.cache
+def _divisor_matrix(top: int) -> np.ndarray:
+    divs = _divisor_table(top)
+    width = max(len(d) for d in divs)
+    out = np.zeros((top + 1, width), dtype=np.int64)
+    for v, d in enumerate(divs):
+        out[v, :len(d)] = d
+    return out
+
+
+
+def _divisor_table(n: int) -> list[np.ndarray]:
+    divs: list[list[int]] = [[] for _ in range(n + 1)]
+    for d in range(1, n + 1):
+        for k in range(d, n + 1, d):
+            divs[k].append(d)
+    return [np.array(x, dtype=np.int64) for x in divs]
+
+
+def _random_points(space: _Space, divs: list[np.ndarray], rng: np.random.Generator, n: int) -> np.ndarray:
+    """Random legal tilings (parameter rows): free parameters log-uniform, children
+    random divisors."""
+    dims = len(space.names)
+    pts = np.zeros((n, dims), dtype=np.int64)
+    parent = {c: p for c, p in space.pairs}
+    order = sorted(range(dims), key=lambda d: _depth(d, parent))
+    for d in order:
+        lo, hi = int(space.param_lower[d]), int(space.param_upper[d])
+        if d not in parent:
+            u = rng.uniform(math.log(max(lo, 1)), math.log(hi + 1), n)
+            pts[:, d] = np.clip(np.floor(np.exp(u)).astype(np.int64), lo, hi)
+            continue
+        vals = pts[:, parent[d]]
+        choice = np.empty(n, dtype=np.int64)
+        for k, v in enumerate(vals):
+            cand = divs[int(v)] if 0 < v < len(divs) else np.array([1])
+            cand = cand[(cand >= lo) & (cand <= hi)]
+            choice[k] = rng.choice(cand) if len(cand) else lo
+        pts[:, d] = choice
+    return pts[space.legal_params(pts)]
+
+
+def _depth(d: int, parent: Mapping[int, int]) -> int:
+    k = 0
+    while d in parent:
+        d, k = parent[d], k + 1
+    return k
+
+
+# -------------------------------------------------------------------- search
+
+
+@dataclass(frozen=True, slots=True)
+class _Assessed:
+    boxes: _Boxes  # tightened
+    empty: np.ndarray  # no legal tiling
+    over: np.ndarray  # a resource's lower bound exceeds the budget
+    lb: np.ndarray  # latency lower bound (inf for empty boxes)
+    undecided: np.ndarray
+
+    def take(self, idx: np.ndarray) -> _Assessed:
+        return _Assessed(self.boxes.take(idx), self.empty[idx], self.over[idx], self.lb[idx],
+                         self.undecided[idx])
+
+    @staticmethod
+    def concat(parts: Sequence[_Assessed]) -> _Assessed:
+        return _Assessed(_Boxes.concat([p.boxes for p in parts], parts[0].boxes.lo.shape[1]),
+                         np.concatenate([p.empty for p in parts]), np.concatenate([p.over for p in parts]),
+                         np.concatenate([p.lb for p in parts]),
+                         np.concatenate([p.undecided for p in parts]))
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    boxes: _Boxes
+    lb: np.ndarray
+    cdim: np.ndarray  # parameter to split by congruence (-1: split by range)
+    cfactor: np.ndarray
+
+    def take(self, idx: np.ndarray) -> _Chunk:
+        return _Chunk(self.boxes.take(idx), self.lb[idx], self.cdim[idx], self.cfactor[idx])
+
+
+class _Search:
+    """State of one branch-and-bound run (private; the result is an OptimumResult)."""
+
+    def __init__(self, model: DesignModel, *, leaf_points: int, batch: int, seed: int) -> None:
+        self.bound_evaluations = 0
+        self.model = model
+        self.space = _Space.of(model)
+        names = list(self.space.names)
+        exprs = {k: model.exprs[k] for k in _OBJECTIVES}
+        coords = self.space.coords
+        rewritten, integral = coords.rewrite(exprs)
+        self.bounds = IntervalProgram(rewritten, coords.dims, integral=integral)
+        self.bounds.compute_breakpoints(self.space.lower.tolist(), self.space.upper.tolist())
+        self.exact: Callable[[Mapping[str, Any]], dict[str, np.ndarray]] = compile_vectorized(exprs, names)
+        self.budget = np.array([model.budget[r] for r in RESOURCES], dtype=np.float64)
+        self.leaf_points = leaf_points
+        self.batch = batch
+        self.rng = np.random.default_rng(seed)
+        self.best_lat = math.inf
+        self.best: np.ndarray | None = None
+        self.points = 0
+        self.explored = self.pruned_bound = self.pruned_res = self.empty = self.enumerated = 0
+        top = max([int(self.space.param_upper[p]) for _, p in self.space.pairs], default=1)
+        self.divs = _divisor_table(min(top, 1 << 16))
+
+    # exact evaluation --------------------------------------------------------
+
+    def evaluate(self, pts: np.ndarray) -> None:
+        """Evaluate legal tilings (parameter rows) exactly and update the incumbent."""
+        for start in range(0, len(pts), _ENUM_CHUNK):
+            chunk = pts[start:start + _ENUM_CHUNK]
+            out = self.exact({n: chunk[:, i] for i, n in enumerate(self.space.names)})
+            lat = np.asarray(out["latency"], dtype=np.float64)
+            feas = np.isfinite(lat)
+            for r, cap in zip(RESOURCES, self.budget, strict=True):
+                feas &= np.asarray(out[r], dtype=np.float64) <= cap
+            self.points += len(chunk)
+            if feas.any():
+                masked = np.where(feas, lat, np.inf)
+                k = int(np.argmin(masked))
+                if masked[k] < self.best_lat:
+                    self.best_lat, self.best = float(masked[k]), chunk[k].copy()
+
+    def seed_incumbent(self, samples: int) -> None:
+        """A first incumbent from random legal tilings (the dives of :meth:`run` soon find
+        better ones; this only guarantees one early)."""
+        if samples:
+            self.evaluate(_random_points(self.space, self.divs, self.rng, samples))
+
+    # bounding ----------------------------------------------------------------
+
+    def assess(self, boxes: _Boxes) -> _Assessed:
+        """Tighten and bound boxes (no bookkeeping but the count of bound evaluations)."""
+        boxes, ok = _tighten(boxes, self.space)
+        n = len(boxes)
+        lb = np.full(n, np.inf)
+        over = np.zeros(n, dtype=bool)
+        undecided = np.zeros((n, len(self.bounds.mod_sites)), dtype=bool)
+        idx = np.nonzero(ok)[0]
+        if len(idx):
+            self.bound_evaluations += len(idx)
+            bb = self.bounds(boxes.lo[idx], boxes.hi[idx], boxes.mod[idx])
+            lb[idx] = bb.lo["latency"]
+            for r, cap in zip(RESOURCES, self.budget, strict=True):
+                over[idx] |= bb.lo[r] > cap
+            undecided[idx] = bb.undecided
+        return _Assessed(boxes, ~ok, over, lb, undecided)
+
+    def classify(self, a: _Assessed) -> _Chunk | None:
+        """Count assessed boxes as pruned, enumerate the small ones, return the rest."""
+        boxes, lb = a.boxes, a.lb
+        self.explored += len(boxes)
+        self.empty += int(a.empty.sum())
+        over = a.over & ~a.empty
+        self.pruned_res += int(over.sum())
+        alive = ~a.empty & ~over
+        dominated = alive & (lb >= self.best_lat)
+        self.pruned_bound += int(dominated.sum())
+        alive &= ~dominated
+        leaf = alive & (boxes.sizes <= self.leaf_points)
+        if leaf.any():
+            self.enumerated += int(leaf.sum())
+            leaves = boxes.take(leaf)
+            ends = np.cumsum(leaves.sizes)
+            start = 0
+            while start < len(leaves):  # a few hundred thousand points per evaluation
+                stop = max(int(np.searchsorted(ends, ends[start] - leaves.sizes[start] + _ENUM_CHUNK)), start + 1)
+                pts = _enumerate(leaves.take(np.arange(start, stop)), self.space)
+                self.evaluate(self.space.coords.to_params(pts))
+                start = stop
+        keep = alive & ~leaf
+        cdim, cfactor = self._congruence_choice(boxes, a.undecided)
+        return _Chunk(boxes.take(keep), lb[keep], cdim[keep], cfactor[keep])
+
+    def _congruence_choice(self, boxes: _Boxes, undecided: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For boxes where a residue equality is undecided: the parameter whose residue
+        class to refine, and into how many classes."""
+        n = len(boxes)
+        cdim = np.full(n, -1, dtype=np.int64)
+        factor = np.zeros(n, dtype=np.int64)
+        for s, site in enumerate(self.bounds.mod_sites):
+            need = undecided[:, s] & (cdim < 0)
+            if not need.any():
+                continue
+            two = site.modulus & (site.modulus - 1) == 0
+            for d in site.dims:
+                m = boxes.mod[:, d]
+                q = site.modulus // np.gcd(m, site.modulus)
+                pick = need & (q > 1) & (boxes.lo[:, d] < boxes.hi[:, d])
+                if two:  # a class with a known 2-adic valuation (r != 0 mod 2^a) is decided
+                    pick &= np.remainder(boxes.lo[:, d], m) == 0
+                cdim[pick] = d
+                factor[pick] = _smallest_prime_factor(q[pick])
+                need &= ~pick
+        return cdim, factor
+
+    def expand(self, chunk: _Chunk) -> _Chunk | None:
+        """Split every box of the chunk and classify the children."""
+        parts: list[_Assessed] = []
+        cong = chunk.cdim >= 0
+        if cong.any():
+            pieces = _split_congruence(chunk.boxes.take(cong), chunk.cdim[cong], chunk.cfactor[cong])
+            parts.append(self.assess(_Boxes.concat(pieces, len(self.space.names))))
+        if (~cong).any():
+            parts.append(self._strong_split(chunk.boxes.take(~cong)))
+        return self.classify(_Assessed.concat(parts))
+
+    def _strong_split(self, boxes: _Boxes) -> _Assessed:
+        """Split each box in two along the parameter whose halves have the highest bounds
+        (*strong branching*): every parameter is tried, and the split whose weaker half has
+        the larger latency bound wins, a half pruned by any rule counting as infinite (ties:
+        the stronger half)."""
+        n, dims = len(boxes), len(self.space.names)
+        counts = boxes.counts
+        cands = []
+        for d in range(dims):
+            along = np.full(n, d)
+            left, right = _split_range(boxes, along, self.bounds.breakpoints)
+            cands += [left, right]
+        a = self.assess(_Boxes.concat(cands, dims))
+        dead = a.empty | a.over | (a.lb >= self.best_lat)
+        eff = np.where(dead, np.inf, a.lb).reshape(dims, 2, n)
+        weak, strong = np.minimum(eff[:, 0], eff[:, 1]), np.maximum(eff[:, 0], eff[:, 1])
+        score = weak + 1e-6 * np.minimum(strong, 1e30)
+        score = np.where(counts.T > 1, score, -np.inf)
+        best = np.argmax(score, axis=0)
+        rows = np.arange(n)
+        pick = np.concatenate([best * 2 * n + rows, best * 2 * n + n + rows])
+        return a.take(pick)
+
+    # driver --------------------------------------------------------------------
+
+    def run(self, deadline: float | None) -> float:
+        """Branch and bound until no box is left or the deadline; returns the proven lower
+        bound on the optimal latency (the incumbent's latency when finished)."""
+        space = self.space
+        root = _Boxes(space.lower[None, :].copy(), space.upper[None, :].copy(),
+                      np.ones((1, len(space.names)), dtype=np.int64))
+        heap: list[tuple[float, int, _Chunk]] = []
+        counter = itertools.count()
+
+        def push(chunk: _Chunk | None) -> None:
+            if chunk is None or len(chunk.lb) == 0:
+                return
+            order = np.argsort(chunk.lb, kind="stable")
+            for s in range(0, len(order), self.batch):
+                idx = order[s:s + self.batch]
+                part = chunk.take(idx)
+                heapq.heappush(heap, (float(part.lb[0]), next(counter), part))
+
+        def dive(chunk: _Chunk) -> None:
+            """Beam search from the chunk's best boxes, keeping the ``_BEAM`` children with
+            the lowest bounds at every level, down to the leaves: an early incumbent. Every
+            other child goes to the heap."""
+            order = np.argsort(chunk.lb, kind="stable")
+            push(chunk.take(order[_BEAM:]))
+            beam = chunk.take(order[:_BEAM])
+            while len(beam.lb) and beam.lb.min() < self.best_lat:
+                if deadline is not None and time.perf_counter() > deadline:
+                    break
+                out = self.expand(beam)
+                if out is None or len(out.lb) == 0:
+                    return
+                order = np.argsort(out.lb, kind="stable")
+                push(out.take(order[_BEAM:]))
+                beam = out.take(order[:_BEAM])
+            push(beam)
+
+        push(self.classify(self.assess(root)))
+        rounds = 0
+        while heap:
+            if heap[0][0] >= self.best_lat:
+                break
+            if deadline is not None and time.perf_counter() > deadline:
+                return min(self.best_lat, heap[0][0])
+            _, _, chunk = heapq.heappop(heap)
+            live = chunk.lb < self.best_lat
+            self.pruned_bound += int((~live).sum())
+            chunk = chunk.take(live)
+            if len(chunk.lb) == 0:
+                continue
+            rounds += 1
+            if rounds & (rounds - 1) == 0:  # rounds 1, 2, 4, 8, ...
+                dive(chunk)
+            else:
+                push(self.expand(chunk))
+        self.pruned_bound += sum(len(c.lb) for _, _, c in heap)
+        return self.best_lat
+
+
+def _smallest_prime_factor(q: np.ndarray) -> np.ndarray:
+    out = q.copy()
+    for p in (2, 3, 5, 7, 11, 13):
+        hit = (np.remainder(q, p) == 0) & (out == q)
+        out[hit] = p
+    return out
+
+
+def find_optimum(
+    model: DesignModel, *, time_limit_s: float | None = None, seed: int = 0,
+    leaf_points: int = 512, batch: int = 4096, seed_samples: int = 2_000,
+) -> OptimumResult:
+    """The tiling of ``model`` with the lowest latency among those within the resource
+    budget, with a proof of optimality (see the module docstring), or the best found and
+    the remaining gap when ``time_limit_s`` runs out. ``seed`` drives the random seeding
+    of the incumbent only: the optimum's latency does not depend on it."""
+    if time_limit_s is not None and not time_limit_s > 0:
+        raise TunerError(f"`time_limit_s` must be positive, got {time_limit_s!r}")
+    if leaf_points < 1:
+        raise TunerError(f"`leaf_points` must be at least 1, got {leaf_points!r}")
+    if batch < 1:
+        raise TunerError(f"`batch` must be at least 1, got {batch!r}")
+    start = time.perf_counter()
+    deadline = None if time_limit_s is None else start + time_limit_s
+    search = _Search(model, leaf_points=leaf_points, batch=batch, seed=seed)
+    search.seed_incumbent(seed_samples)
+    lower = search.run(deadline)
+    return _result(model, search, lower, time.perf_counter() - start)
+
+
+def _result(model: DesignModel, s: _Search, lower: float, seconds: float) -> OptimumResult:
+    finished = lower >= s.best_lat
+    if s.best is None:
+        status: Status = "infeasible" if finished else "time_limit"
+    else:
+        status = "optimal" if finished else "time_limit"
+    tiling = None
+    lat = gops = dsp = bram = uram = math.inf
+    if s.best is not None:
+        tiling = {n: int(v) for n, v in zip(s.space.names, s.best, strict=True)}
+        ev = model.evaluate({k: [v] for k, v in tiling.items()})
+        lat, gops = float(ev.latency_cycles[0]), float(ev.throughput_gops[0])
+        dsp, bram, uram = float(ev.dsp[0]), float(ev.bram18k[0]), float(ev.uram[0])
+    else:
+        gops = 0.0
+    gap = (s.best_lat - lower) / s.best_lat if s.best is not None and math.isfinite(lower) else math.inf
+    split = s.explored - s.pruned_bound - s.pruned_res - s.empty - s.enumerated
+    boxes = (f"{s.explored:,} boxes of tilings were bounded: {split:,} were split further, "
+             f"{s.pruned_bound:,} pruned because their interval lower bound on latency is at least "
+             f"{s.best_lat:,.0f} cycles, {s.pruned_res:,} because a lower bound on DSP, BRAM18K or "
+             f"URAM exceeds the usable budget, {s.empty:,} hold no legal tiling, and the "
+             f"{s.enumerated:,} remaining small boxes were evaluated point by point "
+             f"({s.points:,} tilings evaluated in all)")
+    if status == "optimal":
+        proof = (f"Optimal under the {model.variant} model: no legal tiling within the budget is "
+                 f"faster than {lat:,.0f} cycles, since the space was covered by boxes and {boxes}.")
+    elif status == "infeasible":
+        proof = f"No legal tiling fits the budget: {boxes}."
+    else:
+        proof = (f"Time limit: the best tiling found takes {lat:,.0f} cycles and none is faster "
+                 f"than {lower:,.0f} cycles (gap {100 * gap:.2f}%); so far {boxes}.")
+    return OptimumResult(
+        design_id=model.design_id, status=status, tiling=tiling, latency_cycles=lat,
+        throughput_gops=gops, dsp=dsp, bram18k=bram, uram=uram, lower_bound_cycles=lower, gap=gap,
+        seconds=seconds, points_evaluated=s.points, regions_explored=s.explored,
+        regions_pruned_bound=s.pruned_bound, regions_pruned_resources=s.pruned_res,
+        regions_empty=s.empty, regions_enumerated=s.enumerated,
+        bound_evaluations=s.bound_evaluations, proof=proof,
+    )

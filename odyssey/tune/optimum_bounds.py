@@ -1,0 +1,582 @@
+"""Sound interval bounds of model expressions over boxes of tilings, for branch and bound.
+
+A *box* gives every coordinate ``d`` a set of integers
+``{x : lo_d <= x <= hi_d, x = lo_d (mod m_d)}`` (an arithmetic progression; ``m_d = 1`` is a
+plain range). :class:`IntervalProgram` compiles expressions (:mod:`odyssey.expr`) once into
+a tape and evaluates them on a whole batch of boxes with numpy, returning for every box and
+expression an interval ``[lo, hi]`` that contains the expression's value at every point of
+the box. (With ``integral`` saying which nodes are integers at *legal* points only, as for
+the expressions of :meth:`.optimum_rewrite.Coordinates.rewrite`, the guarantee is for the
+legal points of the box.)
+
+Rules, per node (``a``, ``b`` the children's intervals):
+
+* sums, products, ``max``/``min``, ``Pow``, ``Ceil``/``Floor``, ``Log2``: the monotone
+  images of the interval ends (products over the four corners); ``ceil(N/T) * T`` in a
+  product is one factor, bounded by ``N <= ceil(N/T)*T <= N + T - 1`` and its corners;
+* ``a / b``, ``floor(a/b)``, ``ceil(a/b)``: over the corners; an integer-valued denominator
+  is non-zero at every model point (the :mod:`odyssey.expr` contract), so ``[0, h]``
+  becomes ``[1, h]``; a denominator that may change sign gives ``(-inf, inf)``;
+* ``Where(c, a, b)``: ``a`` when ``c`` excludes 0, ``b`` when ``c`` is exactly 0, else the
+  hull; comparisons give ``[0, 0]``, ``[1, 1]`` or ``[0, 1]``;
+* residues: ``y - k*floor(y/k)`` (``y`` integral, ``k`` a positive integer) is recognised
+  as ``y mod k`` and bounded with a *congruence* ``y = r (mod g)`` propagated from the
+  boxes' progressions through sums, products and exact quotients (Granger's congruence
+  domain, with 2-adic valuations for quotients): ``y mod k`` is exactly ``r mod k`` when
+  ``k | g``, else within ``[r mod g', k - g' + r mod g']`` with ``g' = gcd(g, k)``; ``Eq``
+  is 0 when the two sides' congruences cannot agree. This makes the packing lanes (the
+  largest power of two dividing a tile size) exact once a box fixes the residues. The
+  interval of an integral quotient is also narrowed to its congruence class.
+
+Integral nodes are computed exactly in float64 (values stay far below 2**50) and their
+ends rounded inward to integers; every other result is rounded outward by one unit in the
+last place, so the intervals stay sound under floating point.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from odyssey.errors import ModelError
+from odyssey.expr import (
+    Add,
+    Ceil,
+    CeilDiv,
+    Const,
+    Div,
+    Eq,
+    Expr,
+    Floor,
+    FloorDiv,
+    Le,
+    Log2,
+    Lt,
+    Max,
+    Min,
+    Mul,
+    Pow,
+    Sym,
+    Where,
+    is_integer_valued,
+)
+from odyssey.tune.optimum_rewrite import match_mod, tile_count
+
+Array = np.ndarray
+_CONG_LIMIT = 2**31  # congruence moduli and residues above this are dropped (no information)
+
+
+@dataclass(frozen=True, slots=True)
+class _Instr:
+    kind: str
+    args: tuple[int, ...] = ()
+    integer: bool = False
+    value: float = 0.0  # const
+    k: int = 0  # pow exponent, mod modulus, sym dimension
+
+
+@dataclass(frozen=True, slots=True)
+class ModSite:
+    """An equality whose outcome depends on residues ``y mod k``: refining the congruence
+    of ``dims`` up to a multiple of ``modulus`` decides it."""
+
+    instr: int
+    dims: tuple[int, ...]
+    modulus: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Ctx:
+    """One evaluation: instruction results so far, the boxes, memoised congruences."""
+
+    vals: list[tuple[Any, Any]]
+    flo: Array
+    fhi: Array
+    lo: Array
+    hi: Array
+    mod: Array
+    cong: dict[int, tuple[Any, Any]]
+
+
+@dataclass(frozen=True)
+class BoxBounds:
+    """Bounds of every compiled expression over a batch of ``n`` boxes."""
+
+    lo: Mapping[str, Array]
+    hi: Mapping[str, Array]
+    undecided: Array  # (n, number of mod sites): the site's comparison is not decided
+
+
+def _free_dims(instrs: Sequence[_Instr], i: int, memo: dict[int, frozenset[int]]) -> frozenset[int]:
+    if i in memo:
+        return memo[i]
+    ins = instrs[i]
+    out = frozenset((ins.k,)) if ins.kind == "sym" else frozenset()
+    for a in ins.args:
+        out |= _free_dims(instrs, a, memo)
+    memo[i] = out
+    return out
+
+
+class IntervalProgram:
+    """Expressions compiled for interval evaluation over batches of boxes.
+
+    ``program(lo, hi, mod)`` takes integer arrays of shape ``(n, len(params))`` (members
+    ``lo``/``hi`` of each progression and its step ``mod``) and returns :class:`BoxBounds`.
+    ``breakpoints[d]`` lists the values of parameter ``d`` at which some ``ceil(N/T_d)`` or
+    ``floor(N/T_d)`` changes (the tile-count groups), for splitting boxes along them.
+    """
+
+    def __init__(self, exprs: Mapping[str, Expr], params: Sequence[str], *,
+                 integral: Callable[[Expr], bool] = is_integer_valued) -> None:
+        self.params = tuple(params)
+        self._integral = integral
+        self._index = {p: i for i, p in enumerate(self.params)}
+        self._instrs: list[_Instr] = []
+        self._memo: dict[Expr, int] = {}
+        self._break_sources: dict[int, set[tuple[str, int]]] = {}
+        self.outputs = {name: self._emit(e) for name, e in exprs.items()}
+        self._users_of_mod = self._mod_sites()
+        self.breakpoints: dict[int, Array] = {}
+
+    # ----------------------------------------------------------------- compile
+
+    def _push(self, ins: _Instr) -> int:
+        self._instrs.append(ins)
+        return len(self._instrs) - 1
+
+    def _emit(self, e: Expr) -> int:
+        if e in self._memo:
+            return self._memo[e]
+        integer = self._integral(e)
+        if isinstance(e, Sym):
+            if e.name not in self._index:
+                raise ModelError(f"interval bounds: symbol {e.name!r} is not a tuning parameter "
+                                 f"({', '.join(self.params)}); substitute the problem sizes first")
+            slot = self._push(_Instr("sym", integer=True, k=self._index[e.name]))
+        elif isinstance(e, Const):
+            slot = self._push(_Instr("const", integer=integer, value=float(e.value)))
+        elif isinstance(e, Add) and (mod := self._match_mod(e)) is not None:
+            y, k, rest = mod
+            m = self._push(_Instr("mod", (self._emit(y),), integer=True, k=k))
+            slot = m if rest == 0 else self._push(
+                _Instr("add", (m, self._emit(Const(rest))), integer=integer))
+        elif isinstance(e, Pow):
+            slot = self._push(_Instr("pow", (self._emit(e.base),), integer=integer, k=e.exp))
+        elif isinstance(e, Mul):
+            slot = self._push(_Instr("mul", self._mul_args(e), integer=integer))
+        else:
+            kind = _KINDS.get(type(e))
+            if kind is None:
+                raise ModelError(f"interval bounds: unsupported node {type(e).__name__}")
+            if (tiles := tile_count(e)) is not None:
+                self._break_sources.setdefault(self._index.get(tiles[1].name, -1), set()).add(
+                    (kind, tiles[0]))
+            slot = self._push(_Instr(kind, tuple(self._emit(c) for c in e.children()), integer=integer))
+        self._memo[e] = slot
+        return slot
+
+    def _mul_args(self, e: Mul) -> tuple[int, ...]:
+        """A product's factors, where ``ceil(N/T) * T`` (or ``floor(N/T) * T``) is one
+        *padded* factor bounded as a whole (``N <= ceil(N/T)*T <= N + T - 1``): the padded
+        extent of a tiled loop, which factor-wise intervals would bound by ``lo * 1``."""
+        powers: dict[Expr, int] = {}
+        for f in e.factors:
+            base, k = (f.base, f.exp) if isinstance(f, Pow) else (f, 1)
+            powers[base] = powers.get(base, 0) + k
+        args: list[int] = []
+        for f in e.factors:
+            tiles = tile_count(f)
+            if tiles is not None and powers.get(tiles[1], 0) >= 1:
+                n, t = tiles
+                powers[t] -= 1
+                self._break_sources.setdefault(self._index.get(t.name, -1), set()).add(
+                    ("ceildiv" if isinstance(f, CeilDiv) else "floordiv", n))
+                sign = 1.0 if isinstance(f, CeilDiv) else -1.0
+                args.append(self._push(_Instr("padded", (self._emit(t),), integer=True, k=n, value=sign)))
+                powers[f] -= 1
+        for f in e.factors:
+            base = f.base if isinstance(f, Pow) else f
+            k = powers.pop(base, 0)
+            if k:
+                args.append(self._emit(base if k == 1 else Pow(base, k)))
+        return tuple(args)
+
+    def _match_mod(self, e: Add) -> tuple[Expr, int, int] | None:
+        return match_mod(e, self._integral)
+
+    def _mod_sites(self) -> tuple[ModSite, ...]:
+        memo: dict[int, frozenset[int]] = {}
+        has_mod: dict[int, tuple[frozenset[int], int]] = {}  # instr -> (dims of mod args, lcm)
+        for i, ins in enumerate(self._instrs):
+            dims: frozenset[int] = frozenset()
+            lcm = 1
+            found = False
+            if ins.kind == "mod":
+                dims, lcm, found = _free_dims(self._instrs, ins.args[0], memo), ins.k, True
+            for a in ins.args:
+                if a in has_mod:
+                    d, k = has_mod[a]
+                    dims, lcm, found = dims | d, math.lcm(lcm, k), True
+            if found:
+                has_mod[i] = (dims, lcm)
+        sites = []
+        for i, ins in enumerate(self._instrs):
+            if ins.kind == "eq" and i in has_mod:
+                dims, lcm = has_mod[i]
+                sites.append(ModSite(i, tuple(sorted(dims)), lcm))
+        return tuple(sites)
+
+    @property
+    def mod_sites(self) -> tuple[ModSite, ...]:
+        return self._users_of_mod
+
+    def compute_breakpoints(self, lower: Sequence[int], upper: Sequence[int]) -> None:
+        """Tile-group boundaries of every parameter within ``[lower, upper]``."""
+        for d, sources in self._break_sources.items():
+            if d < 0:
+                continue
+            t = np.arange(max(lower[d], 1) + 1, upper[d] + 1, dtype=np.int64)
+            change = np.zeros(t.shape, dtype=bool)
+            for kind, n in sources:
+                if kind == "ceildiv":
+                    change |= -(-n // t) != -(-n // (t - 1))
+                else:
+                    change |= n // t != n // (t - 1)
+            self.breakpoints[d] = t[change]
+
+    # ---------------------------------------------------------------- evaluate
+
+    def __call__(self, lo: Array, hi: Array, mod: Array) -> BoxBounds:
+        n = lo.shape[0]
+        flo = lo.astype(np.float64)
+        fhi = hi.astype(np.float64)
+        vals: list[tuple[Any, Any]] = []
+        ctx = _Ctx(vals, flo, fhi, lo, hi, mod, {})
+        with np.errstate(all="ignore"):
+            for i, ins in enumerate(self._instrs):
+                vals.append(self._step(i, ins, ctx))
+            undecided = np.zeros((n, len(self._users_of_mod)), dtype=bool)
+            for s, site in enumerate(self._users_of_mod):
+                a, b = vals[site.instr]
+                undecided[:, s] = np.broadcast_to(a != b, (n,))
+        out_lo = {k: np.broadcast_to(vals[i][0], (n,)) for k, i in self.outputs.items()}
+        out_hi = {k: np.broadcast_to(vals[i][1], (n,)) for k, i in self.outputs.items()}
+        return BoxBounds(out_lo, out_hi, undecided)
+
+    def _step(self, i: int, ins: _Instr, ctx: _Ctx) -> tuple[Any, Any]:
+        kind = ins.kind
+        vals = ctx.vals
+        if kind == "sym":
+            return ctx.flo[:, ins.k], ctx.fhi[:, ins.k]
+        if kind == "const":
+            return ins.value, ins.value
+        args = [vals[a] for a in ins.args]
+        if kind == "add":
+            rl, rh = args[0]
+            for al, ah in args[1:]:
+                rl, rh = rl + al, rh + ah
+            return _clean(rl, rh, ins.integer)
+        if kind == "mul":
+            rl, rh = args[0]
+            for al, ah in args[1:]:
+                rl, rh = _mul(rl, rh, al, ah)
+            rl, rh = _clean(rl, rh, ins.integer)
+            if ins.integer and self._has_inverse(i):
+                # a quotient (T_p / q ...): its congruence narrows the rounded interval
+                m, r = self._cong(i, ctx)
+                return _narrow(rl, rh, m, r)
+            return rl, rh
+        if kind in ("max", "min"):
+            f = np.maximum if kind == "max" else np.minimum
+            rl, rh = args[0]
+            for al, ah in args[1:]:
+                rl, rh = f(rl, al), f(rh, ah)
+            return rl, rh
+        if kind == "div":
+            (al, ah), (bl, bh) = args
+            il, ih = _reciprocal(bl, bh, self._instrs[ins.args[1]].integer)
+            rl, rh = _mul(al, ah, il, ih)
+            return _clean(rl, rh, False)
+        if kind in ("floordiv", "ceildiv"):
+            return self._intdiv(ins, args)
+        if kind in ("ceil", "floor"):
+            al, ah = args[0]
+            if self._instrs[ins.args[0]].integer:
+                return al, ah
+            rnd = np.ceil if kind == "ceil" else np.floor
+            return rnd(al), rnd(ah)
+        if kind == "log2":
+            al, ah = args[0]
+            rl = np.where(np.asarray(al) > 0, np.log2(np.maximum(al, 1e-300)), -np.inf)
+            rh = np.where(np.asarray(ah) > 0, np.log2(np.maximum(ah, 1e-300)), -np.inf)
+            return _clean(rl, rh, False)
+        if kind == "pow":
+            return _pow(args[0], ins.k, ins.integer)
+        if kind == "where":
+            (cl, ch), (al, ah), (bl, bh) = args
+            nonzero = (cl > 0) | (ch < 0)
+            zero = (cl == 0) & (ch == 0)
+            rl = np.where(nonzero, al, np.where(zero, bl, np.minimum(al, bl)))
+            rh = np.where(nonzero, ah, np.where(zero, bh, np.maximum(ah, bh)))
+            return _unknown(rl, rh)
+        if kind in ("le", "lt"):
+            (al, ah), (bl, bh) = args
+            if kind == "le":
+                sure, never = ah <= bl, al > bh
+            else:
+                sure, never = ah < bl, al >= bh
+            return np.where(sure, 1.0, 0.0), np.where(never, 0.0, 1.0)
+        if kind == "eq":
+            (al, ah), (bl, bh) = args
+            sure = (al == ah) & (bl == bh) & (al == bl)
+            never = (ah < bl) | (bh < al)
+            ia, ib = ins.args
+            if self._instrs[ia].integer and self._instrs[ib].integer:
+                ma, ra = self._cong(ia, ctx)
+                mb, rb = self._cong(ib, ctx)
+                m = np.gcd(ma, mb)
+                d = ra - rb
+                never = never | np.where(m == 0, d != 0, np.mod(d, np.maximum(m, 1)) != 0)
+            return np.where(sure, 1.0, 0.0), np.where(never, 0.0, 1.0)
+        if kind == "mod":
+            return self._mod(ins, args[0], ctx)
+        if kind == "padded":
+            return _padded(args[0], ins.k, ins.value > 0)
+        raise AssertionError(kind)
+
+    def _inverse(self, i: int) -> bool:
+        return self._instrs[i].kind == "pow" and self._instrs[i].k < 0
+
+    def _has_inverse(self, i: int) -> bool:
+        ins = self._instrs[i]
+        return ins.kind == "mul" and any(self._inverse(a) for a in ins.args)
+
+    def _intdiv(self, ins: _Instr, args: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+        (al, ah), (bl, bh) = args
+        a_int = self._instrs[ins.args[0]].integer
+        b_int = self._instrs[ins.args[1]].integer
+        ceil = ins.kind == "ceildiv"
+        if not (a_int and b_int):
+            il, ih = _reciprocal(bl, bh, b_int)
+            ql, qh = _mul(al, ah, il, ih)
+            ql, qh = _clean(ql, qh, False)
+            f = np.ceil if ceil else np.floor
+            return f(ql), f(qh)
+        bl, bh = _nonzero_int(bl, bh)
+        straddle = (bl < 0) & (bh > 0)
+        if ceil:  # ceil(a/b) = -floor(-a/b)
+            al, ah = -ah, -al
+        cands = [_floordiv(x, y) for x in (al, ah) for y in (bl, bh)]
+        rl = np.minimum(np.minimum(cands[0], cands[1]), np.minimum(cands[2], cands[3]))
+        rh = np.maximum(np.maximum(cands[0], cands[1]), np.maximum(cands[2], cands[3]))
+        rl = np.where(straddle, -np.inf, rl)
+        rh = np.where(straddle, np.inf, rh)
+        if ceil:
+            rl, rh = -rh, -rl
+        return _clean(rl, rh, True)
+
+    def _mod(self, ins: _Instr, y: tuple[Any, Any], ctx: _Ctx) -> tuple[Any, Any]:
+        k = ins.k
+        yl, yh = y
+        m, r = self._cong(ins.args[0], ctx)
+        g = np.gcd(m, k)  # m = 0 (an exact value) gives g = k
+        rg = np.mod(r, g)
+        rl = rg.astype(np.float64)
+        rh = (k - g + rg).astype(np.float64)
+        finite = np.isfinite(yl) & np.isfinite(yh)
+        fl = np.floor_divide(np.where(finite, yl, 0.0), k)
+        fh = np.floor_divide(np.where(finite, yh, 0.0), k)
+        same = finite & (fl == fh)
+        rl = np.where(same, np.maximum(rl, yl - k * fl), rl)
+        rh = np.where(same, np.minimum(rh, yh - k * fl), rh)
+        return rl, rh
+
+    def _cong(self, i: int, ctx: _Ctx) -> tuple[Any, Any]:
+        """Congruence ``x = r (mod m)`` of integer-valued instruction ``i`` at every (legal)
+        point of each box; ``m = 0`` means the exact value ``r``."""
+        memo = ctx.cong
+        if i in memo:
+            return memo[i]
+        ins = self._instrs[i]
+        lo, hi, mod = ctx.lo, ctx.hi, ctx.mod
+        m: Any
+        r: Any
+        if ins.kind == "sym":
+            d = ins.k
+            exact = lo[:, d] == hi[:, d]
+            m = np.where(exact, 0, mod[:, d])
+            r = np.where(exact, lo[:, d], np.mod(lo[:, d], np.maximum(mod[:, d], 1)))
+        elif ins.kind == "const":
+            m, r = np.int64(0), np.int64(int(ins.value))
+        elif ins.kind == "add":
+            m, r = np.int64(0), np.int64(0)
+            for a in ins.args:
+                m2, r2 = self._cong(a, ctx)
+                m, r = _cong_norm(np.gcd(m, m2), r + r2)
+        elif ins.kind in ("mul", "pow") and not self._inverse(i):
+            # a product over its factors, divided by its inverse factors (x**-k)
+            num, den = (np.int64(0), np.int64(1)), (np.int64(0), np.int64(1))
+            for a in ins.args if ins.kind == "mul" else (i,):
+                inv = self._inverse(a)
+                base = self._instrs[a].args[0] if (inv or ins.kind == "pow") else a
+                power = abs(self._instrs[a].k) if (inv or ins.kind == "pow") else 1
+                part = self._cong(base, ctx)
+                for _ in range(power):
+                    if inv:
+                        den = _cong_mul(den, part)
+                    else:
+                        num = _cong_mul(num, part)
+            m, r = _cong_div(num, den) if self._has_inverse(i) else num
+        elif ins.kind == "padded":
+            m, r = _cong_mul(self._cong(ins.args[0], ctx), (np.int64(1), np.int64(0)))
+        elif ins.kind == "mod":
+            m0, r0 = self._cong(ins.args[0], ctx)
+            g = np.gcd(m0, ins.k)
+            m = np.where(m0 == 0, 0, g)
+            r = np.where(m0 == 0, np.mod(r0, ins.k), np.mod(r0, g))
+        else:
+            vl, vh = ctx.vals[i]
+            exact = (vl == vh) & np.isfinite(vl) & (np.abs(vl) < _CONG_LIMIT)
+            m = np.where(exact, 0, 1)
+            r = np.where(exact, vl, 0.0).astype(np.int64)
+        out = _cong_norm(np.asarray(m, dtype=np.int64), np.asarray(r, dtype=np.int64))
+        memo[i] = out
+        return out
+
+
+_KINDS: dict[type[Expr], str] = {
+    Add: "add", Mul: "mul", Div: "div", FloorDiv: "floordiv", CeilDiv: "ceildiv", Ceil: "ceil",
+    Floor: "floor", Log2: "log2", Max: "max", Min: "min", Where: "where", Le: "le", Lt: "lt",
+    Eq: "eq",
+}
+
+
+def _padded(t: tuple[Any, Any], n: int, ceil: bool) -> tuple[Any, Any]:
+    """Bounds of ``ceil(n/T)*T`` (or ``floor(n/T)*T``) for ``T`` in ``[a, b]``, ``a >= 1``:
+    ``n <= ceil(n/T)*T <= n + T - 1`` and the factor-wise bounds."""
+    a, b = t
+    ok = np.asarray(a) >= 1
+    a1, b1 = np.maximum(a, 1.0), np.maximum(b, 1.0)
+    if ceil:
+        lo = np.maximum(n, a1 * -np.floor_divide(-n, b1))
+        hi = np.minimum(n + b1 - 1, b1 * -np.floor_divide(-n, a1))
+    else:
+        lo = np.maximum(np.maximum(n - b1 + 1, a1 * np.floor_divide(n, b1)), 0)
+        hi = np.minimum(n, b1 * np.floor_divide(n, a1))
+    return np.where(ok, lo, -np.inf), np.where(ok, hi, np.inf)
+
+
+def _narrow(lo: Any, hi: Any, m: Any, r: Any) -> tuple[Any, Any]:
+    """``[lo, hi]`` shrunk to its first and last members of ``r (mod m)`` (``m = 0``: ``r``)."""
+    fm = np.asarray(m, dtype=np.float64)
+    fr = np.asarray(r, dtype=np.float64)
+    step = np.maximum(fm, 1.0)
+    finite = np.isfinite(lo) & np.isfinite(hi)
+    nlo = np.where(finite, lo + np.mod(fr - np.where(finite, lo, 0.0), step), lo)
+    nhi = np.where(finite, hi - np.mod(np.where(finite, hi, 0.0) - fr, step), hi)
+    return np.where(fm == 0, fr, nlo), np.where(fm == 0, fr, nhi)
+
+
+def _cong_mul(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
+    (m1, r1), (m2, r2) = a, b
+    return _cong_norm(np.gcd(np.gcd(m1 * m2, m1 * r2), m2 * r1), r1 * r2)
+
+
+def _v2(x: Any) -> Any:
+    """2-adic valuation (64 for 0)."""
+    x = np.abs(np.asarray(x, dtype=np.int64))
+    low = x & -x
+    return np.where(x == 0, 64, np.log2(np.maximum(low, 1)).astype(np.int64))
+
+
+def _cong_div(num: tuple[Any, Any], den: tuple[Any, Any]) -> tuple[Any, Any]:
+    """Congruence of ``y = a / b`` for integers with ``b | a``: exact division by a known
+    ``b``, else the 2-adic valuation ``v2(y) = v2(a) - v2(b)`` when ``v2(b)`` is known."""
+    (m, r), (dm, dr) = num, den
+    d = np.where((dm == 0) & (dr != 0), dr, 1)
+    exact = (dm == 0) & (dr != 0) & (np.mod(m, d) == 0) & (np.mod(r, d) == 0)
+    vm, vr, vdm, vdr = _v2(m), _v2(r), _v2(dm), _v2(dr)
+    s = vdr
+    known_d = vdr < vdm  # every b has v2(b) = s
+    t = np.minimum(vm, vr) - s  # v2(y) >= t
+    known_a = vr < vm
+    t_cap = np.clip(t, 0, 30)
+    pow_t = np.left_shift(np.int64(1), t_cap)
+    m_out = np.where(known_d & known_a & (t >= 0), 2 * pow_t, np.where(known_d & (t >= 1), pow_t, 1))
+    r_out = np.where(known_d & known_a & (t >= 0), pow_t, 0)
+    m_out = np.where(exact, m // d, m_out)
+    r_out = np.where(exact, r // d, r_out)
+    return _cong_norm(m_out, r_out)
+
+
+def _cong_norm(m: Any, r: Any) -> tuple[Any, Any]:
+    m = np.abs(m)
+    r = np.where(m > 0, np.mod(r, np.maximum(m, 1)), r)
+    big = (m > _CONG_LIMIT) | (np.abs(r) > _CONG_LIMIT)
+    return np.where(big, 1, m), np.where(big, 0, r)
+
+
+def _clean(lo: Any, hi: Any, integer: bool) -> tuple[Any, Any]:
+    """Unknowns (NaN) widen to infinity; results are rounded outward by one ulp, and an
+    integral node's ends then to the integers inside (its values at legal points are
+    integers, so this is exact on integer inputs and sound on rounded ones)."""
+    lo = np.nextafter(np.where(np.isnan(lo), -np.inf, lo), -np.inf)
+    hi = np.nextafter(np.where(np.isnan(hi), np.inf, hi), np.inf)
+    if integer:
+        return np.ceil(lo), np.floor(hi)
+    return lo, hi
+
+
+def _unknown(lo: Any, hi: Any) -> tuple[Any, Any]:
+    return np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi)
+
+
+def _mul(al: Any, ah: Any, bl: Any, bh: Any) -> tuple[Any, Any]:
+    if np.all(np.asarray(al) >= 0) and np.all(np.asarray(bl) >= 0):
+        lo, hi = al * bl, ah * bh
+        # 0 * inf: the factor is exactly 0 at every point of a [0, 0] interval
+        return np.where(np.isnan(lo), 0.0, lo), np.where(np.isnan(hi), 0.0, hi)
+    c = [al * bl, al * bh, ah * bl, ah * bh]
+    c = [np.where(np.isnan(x), 0.0, x) for x in c]
+    return (np.minimum(np.minimum(c[0], c[1]), np.minimum(c[2], c[3])),
+            np.maximum(np.maximum(c[0], c[1]), np.maximum(c[2], c[3])))
+
+
+def _nonzero_int(bl: Any, bh: Any) -> tuple[Any, Any]:
+    """An integer denominator is never 0 at a model point: [0, h] -> [1, h], [l, 0] -> [l, -1]."""
+    return np.where(bl == 0, 1.0, bl), np.where(bh == 0, -1.0, bh)
+
+
+def _reciprocal(bl: Any, bh: Any, integer: bool) -> tuple[Any, Any]:
+    if integer:
+        bl, bh = _nonzero_int(bl, bh)
+    straddle = (bl < 0) & (bh > 0)
+    rl = np.where(straddle, -np.inf, 1.0 / bh)  # 1/0 = inf: a [0, h] real denominator
+    rh = np.where(straddle, np.inf, 1.0 / bl)
+    rl = np.where(np.asarray(bh) == 0, -np.inf, rl)
+    return np.nextafter(rl, -np.inf), np.nextafter(rh, np.inf)
+
+
+def _floordiv(x: Any, y: Any) -> Any:
+    finite = np.isfinite(x) & np.isfinite(y)
+    return np.where(finite, np.floor_divide(x, y), np.floor(x / y))
+
+
+def _pow(a: tuple[Any, Any], k: int, integer: bool) -> tuple[Any, Any]:
+    al, ah = a
+    if k < 0:
+        il, ih = _reciprocal(al, ah, False)
+        return _pow((il, ih), -k, False)
+    if k == 0:
+        return 1.0, 1.0
+    pl, ph = al**k, ah**k
+    if k % 2:
+        return _clean(pl, ph, integer)
+    rl = np.where(np.asarray(al) >= 0, pl, np.where(np.asarray(ah) <= 0, ph, 0.0))
+    rh = np.where(np.asarray(al) >= 0, ph, np.where(np.asarray(ah) <= 0, pl, np.maximum(pl, ph)))
+    return _clean(rl, rh, integer)

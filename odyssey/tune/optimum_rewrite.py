@@ -1,0 +1,419 @@
+"""Box coordinates of a design's tilings, and the model rewritten in them for bounding.
+
+Interval bounds lose precision when a parameter occurs twice in an expression (the
+*dependency problem*): ``floor(T_i1/T_i2) * T_i2`` is ``T_i1`` at every legal tiling, but
+its factor-wise interval is much wider. :class:`Coordinates` picks the variables a box
+ranges over (a level-two parameter whose ratio to its parent sets the resources, the PE
+count of a space loop, is searched as that ratio) and :meth:`Coordinates.rewrite` rewrites
+the model with identities that hold at every legal tiling (children divide their parents;
+the packing lanes divide the tile size), so the expressions :mod:`.optimum_bounds` bounds
+have as few repeated parameters as possible. The rewritten expressions equal the model at
+legal tilings only, which is all the branch and bound needs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from odyssey.expr import (
+    Add,
+    Ceil,
+    CeilDiv,
+    Const,
+    Div,
+    Eq,
+    Expr,
+    Floor,
+    FloorDiv,
+    Le,
+    Log2,
+    Lt,
+    Max,
+    Min,
+    Mul,
+    Pow,
+    Sym,
+    Where,
+    add,
+    ceil_div,
+    eceil,
+    efloor,
+    elog2,
+    emax,
+    emin,
+    eq,
+    floor_div,
+    free_symbols,
+    is_integer_valued,
+    le,
+    lt,
+    where,
+)
+from odyssey.model.design_model import ParamSpec
+
+Array = np.ndarray
+
+
+@dataclass(frozen=True)
+class Coordinates:
+    """The box coordinates of a design's tilings: one per tuning parameter, where a
+    level-two parameter ``T_c | T_p`` whose ratio ``T_p/T_c`` sets the resources (the PE
+    count along a space loop: ``floor(T_p/T_c)`` occurs in the DSP model) is searched as
+    that ratio, named ``T_p/T_c``. Every coordinate ``c`` with a parent divides it."""
+
+    params: tuple[str, ...]
+    dims: tuple[str, ...]
+    parent: tuple[int, ...]  # index of the parent parameter, -1 for none
+    ratio: tuple[bool, ...]
+
+    @staticmethod
+    def choose(params: Sequence[ParamSpec], resources: Sequence[Expr]) -> Coordinates:
+        names = tuple(p.name for p in params)
+        index = {n: i for i, n in enumerate(names)}
+        ratios: set[tuple[str, str]] = set()
+        for e in resources:
+            stack, seen = [e], set()
+            while stack:
+                n = stack.pop()
+                if n in seen:
+                    continue
+                seen.add(n)
+                if isinstance(n, FloorDiv | CeilDiv | Div) and isinstance(n.num, Sym) and isinstance(n.den, Sym):
+                    ratios.add((n.num.name, n.den.name))
+                stack.extend(n.children())
+        parent = tuple(index.get(p.divides or "", -1) for p in params)
+        ratio = tuple(parent[d] >= 0 and (names[parent[d]], names[d]) in ratios for d in range(len(names)))
+        dims = tuple(f"{names[parent[d]]}/{n}" if ratio[d] else n for d, n in enumerate(names))
+        return Coordinates(names, dims, parent, ratio)
+
+    def to_params(self, pts: Array) -> Array:
+        """Coordinate rows to parameter rows (a ratio ``q`` becomes ``T_p // q``)."""
+        out = pts.copy()
+        for d, is_ratio in enumerate(self.ratio):
+            if is_ratio:
+                out[:, d] = pts[:, self.parent[d]] // np.maximum(pts[:, d], 1)
+        return out
+
+    def to_coords(self, pts: Array) -> Array:
+        out = pts.copy()
+        for d, is_ratio in enumerate(self.ratio):
+            if is_ratio:
+                out[:, d] = pts[:, self.parent[d]] // np.maximum(pts[:, d], 1)
+        return out
+
+    def rewrite(self, exprs: Mapping[str, Expr]) -> tuple[dict[str, Expr], Callable[[Expr], bool]]:
+        """The expressions in the coordinates, simplified with identities that hold at legal
+        points, and a predicate telling which expressions are integers at legal points.
+
+        * a ratio parameter ``T_c`` becomes ``T_p * q**-1``;
+        * ``floor(a/b)``, ``ceil(a/b)`` become ``a * b**-1`` when ``b`` divides ``a`` at legal
+          points: monomials whose negative powers are absorbed by parents (``T_c | T_p``),
+          or packing lanes (a divisor of the tile size by construction), so
+          ``floor(T_i1/T_i2)*T_i2`` is ``T_i1`` and a PE count is one coordinate;
+        * a tile count ``ceil(N/T)`` multiplying a sum, ``max`` or ``where`` that involves
+          ``T`` is distributed into it, down to the products with ``T``, where the padded
+          extent ``ceil(N/T)*T`` is bounded as a whole by :class:`IntervalProgram`.
+        """
+        r = _Rewriter(self)
+        out = {k: r.go(e) for k, e in exprs.items()}
+        return {k: r.distribute(e) for k, e in out.items()}, r.integral
+
+
+_Mono = tuple[Fraction, dict[Expr, int]]
+
+
+class _Rewriter:
+    def __init__(self, coords: Coordinates) -> None:
+        self.subst: dict[str, Expr] = {}
+        self.partner: dict[Expr, Expr] = {}
+        for d, name in enumerate(coords.params):
+            dim = Sym(coords.dims[d])
+            p = coords.parent[d]
+            if p >= 0:
+                self.partner[dim] = Sym(coords.params[p])
+            self.subst[name] = (_build((Fraction(1), {Sym(coords.params[p]): 1, dim: -1}))
+                                if coords.ratio[d] else dim)
+        self.memo: dict[Expr, Expr] = {}
+        self.int_memo: dict[Expr, bool] = {}
+        self.facts: list[_Mono] = []  # monomials known to be integers at legal points
+        self.dist_memo: dict[Expr, Expr] = {}
+
+    def go(self, e: Expr) -> Expr:
+        if e in self.memo:
+            return self.memo[e]
+        out: Expr
+        if isinstance(e, Sym):
+            out = self.subst.get(e.name, e)
+        elif isinstance(e, Const):
+            out = e
+        elif isinstance(e, Mul | Pow | Div):
+            out = _build(_mono_of(e, self.go))
+        elif isinstance(e, FloorDiv | CeilDiv):
+            num, den = self.go(e.num), self.go(e.den)
+            q = _mono_mul(_mono(num), _mono_inv(_mono(den)))
+            if q is not None and not self._mono_integral(q) and self._divides(den, num):
+                self.facts.append(q)
+                self.int_memo.clear()
+            if q is not None and self._mono_integral(q):
+                out = _build(q)
+            else:
+                out = (floor_div if isinstance(e, FloorDiv) else ceil_div)(num, den)
+        else:
+            out = _REBUILD[type(e)](*(self.go(c) for c in e.children()))
+        self.memo[e] = out
+        return out
+
+    def distribute(self, e: Expr) -> Expr:
+        """Push factors of a product into the sums, maxima and selections they multiply
+        (valid for positive factors), where that cancels or pairs them: a coordinate whose
+        inverse occurs inside (``q * (T_p*q**-1 + P - 1)`` becomes ``T_p + (P - 1)*q``), and
+        a tile count ``ceil(N/T)`` that multiplies an expression of ``T``."""
+        if e in self.dist_memo:
+            return self.dist_memo[e]
+        out = e
+        if isinstance(e, Mul):
+            factors = [self.distribute(f) for f in e.factors]
+            for g in factors:
+                inverse = _inverse_atoms(g) if isinstance(g, Add | Where | Max | Min) else set()
+                movers = [f for f in factors if f is not g and _positive_power(f) in inverse]
+                if movers:
+                    pushed = g
+                    for f in movers:
+                        pushed = self._push(pushed, f, _positive_power(f))
+                    factors = [f for f in factors if f is not g and all(f is not m for m in movers)]
+                    factors.append(pushed)
+                    break
+            out = _build(_product(_mono(f) for f in factors))
+            for f in factors:
+                tiles = tile_count(f)
+                if tiles is None or any(g == tiles[1] or (isinstance(g, Pow) and g.base == tiles[1])
+                                        for g in factors):
+                    continue
+                target = next((g for g in factors if isinstance(g, Add | Where | Max | Min)
+                               and tiles[1].name in free_symbols(g)), None)
+                if target is not None:
+                    rest = [g for g in factors if g is not f and g is not target]
+                    pushed = self._push(target, f)
+                    out = _build(_mono_times(_product(_mono(g) for g in rest), (Fraction(1), {pushed: 1})))
+                    break
+        elif e.children() and not isinstance(e, Pow):
+            rebuild = {**_REBUILD, FloorDiv: floor_div, CeilDiv: ceil_div}.get(type(e))
+            if rebuild is not None:
+                out = rebuild(*(self.distribute(c) for c in e.children()))
+        self.dist_memo[e] = out
+        return out
+
+    def _push(self, g: Expr, f: Expr, cancel: Expr | None = None) -> Expr:
+        """``f * g`` with ``f`` moved inside ``g``; with ``cancel``, only into the terms of a
+        sum that hold ``cancel**-1``: the others stay one sum (``q*(P - 1)``, not the
+        dependent ``q*P - q``)."""
+        if isinstance(g, Add):
+            if cancel is not None:
+                hit = [t for t in g.terms if cancel in _inverse_atoms(t)]
+                rest = [t for t in g.terms if cancel not in _inverse_atoms(t)]
+                if rest and hit:
+                    kept = _build(_mono_times(_mono(f), (Fraction(1), {add(*rest): 1})))
+                    return add(*(self._push(t, f, cancel) for t in hit), kept)
+            return add(*(self._push(t, f, cancel) for t in g.terms))
+        if isinstance(g, Where):
+            return where(g.cond, self._push(g.a, f, cancel), self._push(g.b, f, cancel))
+        if isinstance(g, Max | Min):
+            return (emax if isinstance(g, Max) else emin)(*(self._push(a, f, cancel) for a in g.args))
+        return self.distribute(_build(_mono_times(_mono(g), _mono(f))))
+
+    def integral(self, e: Expr) -> bool:
+        if e in self.int_memo:
+            return self.int_memo[e]
+        if isinstance(e, Mul | Pow):
+            out = self._mono_integral(_mono(e))
+        elif isinstance(e, Add | Max | Min):
+            out = all(self.integral(c) for c in e.children())
+        elif isinstance(e, Where):
+            out = self.integral(e.a) and self.integral(e.b)
+        else:
+            out = is_integer_valued(e) and not isinstance(e, Div)
+        self.int_memo[e] = out
+        return out
+
+    def _divides(self, d: Expr, x: Expr, given: tuple[tuple[int, Expr], ...] = ()) -> bool:
+        """Whether ``d`` divides ``x`` at every legal point (``given``: ``k | y`` facts).
+        Covers the packing lanes ``where(T % 16 == 0 ..., 16, where(T % 8 == 0 ..., 8, ...))``:
+        each branch's value divides ``T`` under its own condition."""
+        if isinstance(d, Const) and isinstance(d.value, int) and d.value >= 1:
+            return d.value == 1 or any(k % d.value == 0 and y == x for k, y in given)
+        if isinstance(d, Where):
+            return (self._divides(d.a, x, given + _implied(d.cond, self.integral))
+                    and self._divides(d.b, x, given))
+        q = _mono_mul(_mono(x), _mono_inv(_mono(d)))
+        return q is not None and self._mono_integral(q)
+
+    def _mono_integral(self, m: _Mono) -> bool:
+        if self._partner_integral(m):
+            return True
+        for f in self.facts:  # m = f * (m / f) with both integers
+            rest = _mono_mul(m, _mono_inv(f))
+            if rest is not None and self._partner_integral(rest):
+                return True
+        return False
+
+    def _partner_integral(self, m: _Mono) -> bool:
+        coef, powers = m
+        if coef.denominator != 1:
+            return False
+        left = dict(powers)
+        for atom, k in powers.items():
+            if k < 0:  # (T_p / c)**|k| is an integer at legal points when c | T_p
+                par = self.partner.get(atom)
+                if par is None or left.get(par, 0) < -k:
+                    return False
+                left[par] -= -k
+                left[atom] = 0
+        return all(k == 0 or (k > 0 and self.integral(a)) for a, k in left.items())
+
+
+def _implied(c: Expr, integral: Callable[[Expr], bool]) -> tuple[tuple[int, Expr], ...]:
+    """Facts ``k | y`` that hold wherever ``c`` is non-zero: ``c`` a product (or power) of
+    ``y mod k == 0`` tests."""
+    if isinstance(c, Mul):
+        return tuple(f for x in c.factors for f in _implied(x, integral))
+    if isinstance(c, Pow) and c.exp >= 1:
+        return _implied(c.base, integral)
+    if isinstance(c, Eq) and c.rhs == Const(0) and isinstance(c.lhs, Add):
+        m = match_mod(c.lhs, integral)
+        if m is not None and m[2] == 0:
+            return ((m[1], m[0]),)
+    return ()
+
+
+_REBUILD: dict[type[Expr], Callable[..., Expr]] = {
+    Add: add, Max: emax, Min: emin, Where: where, Le: le, Lt: lt, Eq: eq, Ceil: eceil,
+    Floor: efloor, Log2: elog2,
+}
+
+
+def match_mod(e: Add, integral: Callable[[Expr], bool]) -> tuple[Expr, int, int] | None:
+    """``e == (y mod k) + c`` through a term ``-k*floor(y/k)`` of ``e`` (``y`` integral),
+    as ``(y, k, c)``; else None."""
+    for n, t in enumerate(e.terms):
+        if not (isinstance(t, Mul) and len(t.factors) == 2 and isinstance(t.factors[0], Const)):
+            continue
+        coef, fd = t.factors
+        if not (isinstance(fd, FloorDiv) and isinstance(fd.den, Const)):
+            continue
+        k = fd.den.value
+        if not (isinstance(k, int) and k >= 2 and isinstance(coef, Const) and coef.value == -k
+                and integral(fd.num)):
+            continue
+        others = e.terms[:n] + e.terms[n + 1:]
+        y_terms = fd.num.terms if isinstance(fd.num, Add) else (fd.num,)
+        diff = add(*others, *(_negate(y) for y in y_terms))
+        if isinstance(diff, Const) and isinstance(diff.value, int):
+            return fd.num, k, diff.value
+    return None
+
+
+def tile_count(e: Expr) -> tuple[int, Sym] | None:
+    """``(N, T)`` when ``e`` is ``ceil(N/T)`` or ``floor(N/T)`` with ``N`` a positive integer."""
+    if isinstance(e, CeilDiv | FloorDiv) and isinstance(e.den, Sym) and isinstance(e.num, Const):
+        n = e.num.value
+        if isinstance(n, int) and n >= 1:
+            return n, e.den
+    return None
+
+
+def _negate(e: Expr) -> Expr:
+    """``-e`` without re-simplifying a product (which would turn ``x**-1`` into ``1/x``)."""
+    coef, powers = _mono(e)
+    return _build((-coef, powers))
+
+
+def _mono(e: Expr) -> _Mono:
+    return _mono_of(e, lambda x: x)
+
+
+def _mono_of(e: Expr, go: Callable[[Expr], Expr]) -> _Mono:
+    """``e`` as ``coef * prod(atom**k)``; sub-expressions that are not products are atoms
+    (rewritten by ``go`` first)."""
+    if isinstance(e, Const):
+        return Fraction(e.value), {}
+    if isinstance(e, Mul):
+        out: _Mono = (Fraction(1), {})
+        for f in e.factors:
+            out = _mono_times(out, _mono_of(f, go))
+        return out
+    if isinstance(e, Pow):
+        base = _mono_of(e.base, go)
+        return _mono_pow(base, e.exp)
+    if isinstance(e, Div):
+        q = _mono_mul(_mono_of(e.num, go), _mono_inv(_mono_of(e.den, go)))
+        return q if q is not None else (Fraction(1), {Div(go(e.num), go(e.den)): 1})
+    g = go(e)
+    if g is not e and isinstance(g, Mul | Pow | Const):
+        return _mono(g)
+    return Fraction(1), {g: 1}
+
+
+def _positive_power(e: Expr) -> Expr | None:
+    """The coordinate of ``e = T**k`` (``k >= 1``), else None."""
+    if isinstance(e, Sym):
+        return e
+    if isinstance(e, Pow) and e.exp >= 1 and isinstance(e.base, Sym):
+        return e.base
+    return None
+
+
+def _inverse_atoms(e: Expr) -> set[Expr]:
+    """Atoms with a negative power in the products under ``e``'s sums, maxima, selections."""
+    if isinstance(e, Add | Max | Min):
+        return set().union(*(_inverse_atoms(c) for c in e.children()))
+    if isinstance(e, Where):
+        return _inverse_atoms(e.a) | _inverse_atoms(e.b)
+    return {a for a, k in _mono(e)[1].items() if k < 0}
+
+
+def _product(monos: Iterable[_Mono]) -> _Mono:
+    one: _Mono = (Fraction(1), {})
+    return functools.reduce(_mono_times, monos, one)
+
+
+def _mono_mul(a: _Mono | None, b: _Mono | None) -> _Mono | None:
+    if a is None or b is None:
+        return None
+    return _mono_times(a, b)
+
+
+def _mono_times(a: _Mono, b: _Mono) -> _Mono:
+    powers = dict(a[1])
+    for atom, k in b[1].items():
+        powers[atom] = powers.get(atom, 0) + k
+    return a[0] * b[0], {x: k for x, k in powers.items() if k != 0}
+
+
+def _mono_inv(a: _Mono) -> _Mono | None:
+    if a[0] == 0:
+        return None
+    return 1 / a[0], {x: -k for x, k in a[1].items()}
+
+
+def _mono_pow(a: _Mono, k: int) -> _Mono:
+    if k < 0 and a[0] == 0:
+        return Fraction(1), {Pow(_build(a), k): 1}
+    return a[0] ** k, {x: e * k for x, e in a[1].items()}
+
+
+def _build(m: _Mono) -> Expr:
+    coef, powers = m
+    value: int | float = int(coef) if coef.denominator == 1 else float(coef)
+    factors: list[Expr] = [] if coef == 1 else [Const(value)]
+    if coef == 0:
+        return Const(0)
+    for atom, k in sorted(powers.items(), key=lambda x: str(x[0])):
+        factors.append(atom if k == 1 else Pow(atom, k))
+    if not factors:
+        return Const(value)
+    return factors[0] if len(factors) == 1 else Mul(tuple(factors))
