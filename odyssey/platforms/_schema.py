@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,14 +29,16 @@ def _join(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
-class Spec:
+class Spec(ABC):
     """A schema node: ``check`` validates one JSON value at ``path`` in ``source``."""
 
+    @abstractmethod
     def describe(self) -> str:
-        raise NotImplementedError
+        """What a valid value is, for error messages."""
 
+    @abstractmethod
     def check(self, value: Any, path: str, source: str) -> Any:
-        raise NotImplementedError
+        """The validated value, or raise :class:`PlatformError` naming ``path``."""
 
     def fail(self, value: Any, path: str, source: str) -> PlatformError:
         where = path or "the top level"
