@@ -7,7 +7,9 @@ template arguments and streams, and the FIFO list, as plain data; ``kernel_files
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import product
 
 from odyssey.codegen import io_modules as io
@@ -98,36 +100,8 @@ def build_array(ctx: Ctx) -> Array:
                               partition=(len(op.box), factor))
             pe_pos = {s: ipos.get(s, 0) for s in space}
             arr.add(intra, targs, blocks, pe_fifo(op, pe_pos, vword, vlanes * op.bits))
-        if len(inj) == 0:
-            arr.add(arr.fn(io.chain_buffer_inter(ctx, op, boundary=True)), (), l3, f"blocks_{op.name}_0")
-        elif len(inj) == 1:
-            s = inj[0]
-            for p in range(sizes[s]):
-                src = l3 if p == 0 else arr.fifo(f"fifo_{op.name}_L2_{p}", word, bits)
-                blocks = f"blocks_{op.name}_{p}"
-                if p == sizes[s] - 1:
-                    arr.add(arr.fn(io.chain_buffer_inter(ctx, op, boundary=True)), (p,), src, blocks)
-                else:
-                    nxt = arr.fifo(f"fifo_{op.name}_L2_{p + 1}", word, bits)
-                    arr.add(arr.fn(io.chain_buffer_inter(ctx, op, boundary=False)), (p,), src, nxt, blocks)
-        else:
-            s0, s1 = inj
-            for p0 in range(sizes[s0]):
-                src = l3 if p0 == 0 else arr.fifo(f"fifo_{op.name}_L2_{p0}", word, bits)
-                low = arr.fifo(f"fifo_{op.name}_L1_{p0}_0", word, bits)
-                if p0 == sizes[s0] - 1:
-                    arr.add(arr.fn(io.chain_upper(ctx, op, boundary=True)), (p0,), src, low)
-                else:
-                    nxt = arr.fifo(f"fifo_{op.name}_L2_{p0 + 1}", word, bits)
-                    arr.add(arr.fn(io.chain_upper(ctx, op, boundary=False)), (p0,), src, low, nxt)
-                for p1 in range(sizes[s1]):
-                    src1 = arr.fifo(f"fifo_{op.name}_L1_{p0}_{p1}", word, bits)
-                    blocks = f"blocks_{op.name}_{p0}_{p1}"
-                    if p1 == sizes[s1] - 1:
-                        arr.add(arr.fn(io.chain_buffer_inter(ctx, op, boundary=True)), (p0, p1), src1, blocks)
-                    else:
-                        nxt1 = arr.fifo(f"fifo_{op.name}_L1_{p0}_{p1 + 1}", word, bits)
-                        arr.add(arr.fn(io.chain_buffer_inter(ctx, op, boundary=False)), (p0, p1), src1, nxt1, blocks)
+        _wire_chain(arr, inj, sizes, l3, name=op.name, tags=("L2", "L1"), ctype=word, bits=bits,
+                    upper=partial(_upper_in, ctx, op), lower=partial(_lower_in, ctx, op))
 
     out = ctx.output
     oct_, obits = out.ctype, out.bits
@@ -231,35 +205,70 @@ def _cin_chain(ctx: Ctx, arr: Array, out: OperandGeom, sizes: dict[str, int], sr
         at = dict(head)
         at.update(ipos)
         arr.add(intra, tuple(ipos[s] for s in inj), blocks, f"fifo_{out.name}_cin_{_pos_name(at, space)}")
+    _wire_chain(arr, inj, sizes, src, name=out.name, tags=("C2", "C1"), ctype=oct_, bits=obits,
+                upper=lambda last: io.cin_upper(ctx, out, boundary=last),
+                lower=lambda last: io.cin_buffer_inter(ctx, out, boundary=last))
+
+
+def _upper_in(ctx: Ctx, op: OperandGeom, last: bool) -> Function:
+    return io.chain_upper(ctx, op, boundary=last)
+
+
+def _lower_in(ctx: Ctx, op: OperandGeom, last: bool) -> Function:
+    return io.chain_buffer_inter(ctx, op, boundary=last)
+
+
+def _chain_level(
+    arr: Array, *, name: str, tag: str, prefix: tuple[int, ...], count: int, src: str, ctype: str,
+    bits: int, make: Callable[[bool], Function],
+    before_out: Callable[[tuple[int, ...]], tuple[str, ...]] = lambda t: (),
+    after_out: Callable[[tuple[int, ...]], tuple[str, ...]] = lambda t: (),
+) -> None:
+    """One chain of ``count`` modules at positions ``prefix + (p,)``: module ``p`` reads
+    ``fifo_<name>_<tag>_<pos>`` (the first reads ``src``) and, unless it is the last (the
+    boundary variant), forwards into the next module's FIFO."""
+    for p in range(count):
+        targs = prefix + (p,)
+        inp = src if p == 0 else arr.fifo(f"fifo_{name}_{tag}_{_key(targs)}", ctype, bits)
+        last = p == count - 1
+        nxt = () if last else (arr.fifo(f"fifo_{name}_{tag}_{_key(prefix + (p + 1,))}", ctype, bits),)
+        arr.add(arr.fn(make(last)), targs, inp, *before_out(targs), *nxt, *after_out(targs))
+
+
+def _wire_chain(
+    arr: Array, inj: tuple[str, ...], sizes: dict[str, int], src: str, *, name: str,
+    tags: tuple[str, str], ctype: str, bits: int, upper: Callable[[bool], Function],
+    lower: Callable[[bool], Function],
+) -> None:
+    """An I/O chain over the injection loops: one lowest-level module per position keeps its
+    block (``blocks_<name>_<pos>``); with two injection loops an upper filter chain feeds one
+    lower chain per row."""
+
+    def blocks(t: tuple[int, ...]) -> tuple[str, ...]:
+        return (f"blocks_{name}_{_key(t) or '0'}",)
+
     if not inj:
-        arr.add(arr.fn(io.cin_buffer_inter(ctx, out, boundary=True)), (), src, f"blocks_{out.name}_0")
-    elif len(inj) == 1:
-        s = inj[0]
-        for p in range(sizes[s]):
-            i = src if p == 0 else arr.fifo(f"fifo_{out.name}_C2_{p}", oct_, obits)
-            if p == sizes[s] - 1:
-                arr.add(arr.fn(io.cin_buffer_inter(ctx, out, boundary=True)), (p,), i, f"blocks_{out.name}_{p}")
-            else:
-                n = arr.fifo(f"fifo_{out.name}_C2_{p + 1}", oct_, obits)
-                arr.add(arr.fn(io.cin_buffer_inter(ctx, out, boundary=False)), (p,), i, n, f"blocks_{out.name}_{p}")
-    else:
-        s0, s1 = inj
-        for p0 in range(sizes[s0]):
-            i = src if p0 == 0 else arr.fifo(f"fifo_{out.name}_C2_{p0}", oct_, obits)
-            low = arr.fifo(f"fifo_{out.name}_C1_{p0}_0", oct_, obits)
-            if p0 == sizes[s0] - 1:
-                arr.add(arr.fn(io.cin_upper(ctx, out, boundary=True)), (p0,), i, low)
-            else:
-                n = arr.fifo(f"fifo_{out.name}_C2_{p0 + 1}", oct_, obits)
-                arr.add(arr.fn(io.cin_upper(ctx, out, boundary=False)), (p0,), i, low, n)
-            for p1 in range(sizes[s1]):
-                i1 = arr.fifo(f"fifo_{out.name}_C1_{p0}_{p1}", oct_, obits)
-                blocks = f"blocks_{out.name}_{p0}_{p1}"
-                if p1 == sizes[s1] - 1:
-                    arr.add(arr.fn(io.cin_buffer_inter(ctx, out, boundary=True)), (p0, p1), i1, blocks)
-                else:
-                    n1 = arr.fifo(f"fifo_{out.name}_C1_{p0}_{p1 + 1}", oct_, obits)
-                    arr.add(arr.fn(io.cin_buffer_inter(ctx, out, boundary=False)), (p0, p1), i1, n1, blocks)
+        arr.add(arr.fn(lower(True)), (), src, *blocks(()))
+        return
+    common = {"name": name, "ctype": ctype, "bits": bits}
+    if len(inj) == 1:
+        _chain_level(arr, tag=tags[0], prefix=(), count=sizes[inj[0]], src=src, make=lower,
+                     after_out=blocks, **common)  # type: ignore[arg-type]
+        return
+    s0, s1 = inj
+
+    def low(t: tuple[int, ...]) -> tuple[str, ...]:
+        return (arr.fifo(f"fifo_{name}_{tags[1]}_{t[0]}_0", ctype, bits),)
+
+    _chain_level(arr, tag=tags[0], prefix=(), count=sizes[s0], src=src, make=upper, before_out=low,
+                 **common)  # type: ignore[arg-type]
+    for p0 in range(sizes[s0]):
+        _chain_level(arr, tag=tags[1], prefix=(p0,), count=sizes[s1], src=f"fifo_{name}_{tags[1]}_{p0}_0",
+                     make=lower, after_out=blocks, **common)  # type: ignore[arg-type]
+
+
+def _key(t: tuple[int, ...]) -> str:
+    return "_".join(map(str, t))
 
 
 def _bit_helpers(ctypes: set[str]) -> str:
