@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from odyssey.codegen.geometry import OperandGeom
 from odyssey.codegen.hls_ast import For, Stmt
 from odyssey.codegen.tiling import LoopGeom, Tiling
-from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, floor_div, lt, sym, where
+from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, lt, where
 from odyssey.polyhedral.scop import Scop, Statement
 
 #: C names of element types in generated helper function names
@@ -217,10 +217,3 @@ class Ctx:
         g = self.g(loop)
         return g.outer_sym, g.outer
 
-
-def sym_int(name: str) -> Expr:
-    return sym(name)
-
-
-def ratio(a: Expr, b: Expr) -> Expr:
-    return floor_div(a, b)

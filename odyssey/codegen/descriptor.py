@@ -10,6 +10,7 @@ module counts) and ``fifos``.
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 from odyssey.codegen.context import Ctx
@@ -40,7 +41,7 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
                 "name": f"{op.name}_block", "module": f"{op.name}_IO_L{'1' if len(op.inj) == 2 else '2'}_in",
                 "array": op.array.name, "elem": op.ctype, "bits": op.bits, "dims": list(op.box),
                 "dims_sym": [_j(e) for e in op.box_sym], "double_buffered": True,
-                "instances": max(1, _prod(ctx.g(s).outer for s in op.inj)), "packing_lanes": op.lanes,
+                "instances": max(1, prod(ctx.g(s).outer for s in op.inj)), "packing_lanes": op.lanes,
                 "simd_read": op.simd, "ctype": blk_t(op),
             })
     acc_sym, acc_n = ctx.acc_size()
@@ -54,7 +55,7 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
         memory.append({
             "name": f"{out.name}_partial_block", "module": f"{out.name}_IO_L2_in", "array": out.array.name,
             "elem": out.ctype, "bits": out.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)],
-            "double_buffered": True, "instances": max(1, _prod(ctx.g(s).outer for s in out.inj)),
+            "double_buffered": True, "instances": max(1, prod(ctx.g(s).outer for s in out.inj)),
             "packing_lanes": 1, "simd_read": False,
         })
     simd = t.loop(d.simd_loop).t2 if d.simd_loop else 1
@@ -98,9 +99,3 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
                   for f in arr.fifos.values()],
     }
 
-
-def _prod(xs: Any) -> int:
-    n = 1
-    for x in xs:
-        n *= x
-    return n

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from odyssey.expr import Expr, to_c, to_json
 
@@ -316,5 +316,3 @@ def stmt_json(s: Stmt) -> dict[str, Any]:
         return {"type": "comment", "text": s.text}
     return {"type": "stmt", "text": s.text}
 
-
-Kind = Literal["io_in", "io_out", "pe", "dummy"]

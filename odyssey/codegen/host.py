@@ -27,12 +27,12 @@ def reference_function(scop: Scop) -> str:
     for a in scop.arrays:
         params.append(f"{a.elem} {a.name}" + "".join(f"[{d.evaluate(scop.param_values)}]" for d in a.shape))
     lines = [f"static void reference({', '.join(params)}) {{"]
-    _emit_nest(list(scop.statements), 0, (), lines, 1)
+    _emit_nest(list(scop.statements), 0, lines, 1)
     lines.append("}")
     return "\n".join(lines)
 
 
-def _emit_nest(stmts: list[Statement], depth: int, prefix: tuple[str, ...], out: list[str], indent: int) -> None:
+def _emit_nest(stmts: list[Statement], depth: int, out: list[str], indent: int) -> None:
     k = 0
     while k < len(stmts):
         s = stmts[k]
@@ -50,7 +50,7 @@ def _emit_nest(stmts: list[Statement], depth: int, prefix: tuple[str, ...], out:
             group.append(stmts[k])
             k += 1
         out.append(f"{pad}for (int {loop.name} = {loop.lower}; {loop.name} < {loop.upper}; {loop.name}++) {{")
-        _emit_nest(group, depth + 1, prefix + (loop.name,), out, indent + 1)
+        _emit_nest(group, depth + 1, out, indent + 1)
         out.append(f"{pad}}}")
 
 

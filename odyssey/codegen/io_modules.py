@@ -21,7 +21,6 @@ from __future__ import annotations
 from odyssey.codegen.context import Ctx, of_bits
 from odyssey.codegen.geometry import OperandGeom, index_c
 from odyssey.codegen.hls_ast import (
-    Comment,
     Decl,
     DramRead,
     DramWrite,
@@ -377,6 +376,6 @@ def cin_buffer_intra(ctx: Ctx, op: OperandGeom) -> Function:
 
 
 __all__ = [
-    "Comment", "blk_t", "chain_buffer_inter", "chain_buffer_intra", "chain_upper", "cin_buffer_inter",
+    "blk_t", "chain_buffer_inter", "chain_buffer_intra", "chain_upper", "cin_buffer_inter",
     "cin_buffer_intra", "cin_upper", "drain_chain", "feed_statements", "l3_in", "l3_out", "stream_t",
 ]

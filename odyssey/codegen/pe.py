@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from odyssey.codegen.context import Ctx, of_bits
-from odyssey.codegen.geometry import OperandGeom, index_c
+from odyssey.codegen.geometry import index_c
 from odyssey.codegen.hls_ast import (
     Decl,
     For,
@@ -67,7 +67,7 @@ def variant_of(ctx: Ctx, pos: dict[str, int]) -> PEVariant:
     return PEVariant(last, head, tail)
 
 
-def _identity(op: str, ctype: str) -> str:
+def _identity(op: str) -> str:
     return "1" if op == "*=" else "0"
 
 
@@ -102,8 +102,7 @@ def _domain_guard(ctx: Ctx) -> str | None:
 
 
 def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
-    out = ctx.output
-    octype = out.ctype
+    octype = ctx.output.ctype
     op = ctx.main.op
     params: list[Param] = []
     reads: list[Stmt] = []
@@ -134,7 +133,7 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     first = " && ".join(first_parts) if first_parts else "true"
     ii = ctx.pe_ii()
     idx = ctx.acc_index(acc_vals)
-    body: list[Stmt] = [*reads, Decl(octype, "v", init=_identity(op, octype)), lanes_loop,
+    body: list[Stmt] = [*reads, Decl(octype, "v", init=_identity(op)), lanes_loop,
                         Line(f"acc[{idx}] = ({first}) ? v : ({octype})(acc[{idx}] {comb} v)")]
     loops = ctx.pe_loops()
     compute: tuple[Stmt, ...] = tuple(body)
@@ -148,7 +147,6 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
                        ii_sym=ctx.pe_ii_sym() if k == 0 else None),)
     if not loops:
         compute = tuple(body)
-    del out
 
     # the accumulator is a block held for one accumulation period (the inner reduction tile
     # loops); the drain process streams the previous period's block while this one computes
@@ -222,6 +220,3 @@ def op_table(ctx: Ctx) -> list[str]:
     ops.append("mul" if ctx.main.op == "*=" else "add")
     return ops
 
-
-def input_geoms(ctx: Ctx) -> tuple[OperandGeom, ...]:
-    return ctx.inputs

@@ -103,7 +103,6 @@ def bram18k(desc: Mapping[str, Any], subst: Mapping[str, Expr], *, smooth: bool 
 def offchip_bytes(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> tuple[Expr, dict[str, Expr]]:
     """Off-chip bytes moved per array (reads and writes)."""
     loops = loop_table(desc, subst)
-    order = desc["design"]["order"]
     reduction = set(desc["design"]["reduction_loops"])
     per: dict[str, Expr] = {}
     for op in desc["operands"]:
@@ -125,7 +124,6 @@ def offchip_bytes(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> tuple[E
                     first = first / loops[n]["tiles"]
                 read_freq = const(1) - first if outer_red else const(0)
             per[op["array"]] = per.get(op["array"], const(0)) + elems * (1 + read_freq) * nbytes
-    del order
     total: Expr = const(0)
     for v in per.values():
         total = total + v
