@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from math import gcd
 from typing import Literal
 
-from odyssey.codegen.tiling import Tiling, affine_expr
+from odyssey.codegen.tiling import Tiling
 from odyssey.errors import CodegenError
-from odyssey.expr import Expr, add, const, eq, floor_div, where
+from odyssey.expr import Expr, add, const, eq, evaluate, floor_div, where
 from odyssey.polyhedral.affine import Affine
 from odyssey.polyhedral.scop import Array, Reference, Scop
 
@@ -123,9 +123,9 @@ def build_operands(scop: Scop, tiling: Tiling) -> list[OperandGeom]:
         box, box_sym = _box(ref, tiling, inj)
         role: Literal["input", "output"] = "input" if op.role == "input" else "output"
         simd = design.simd_loop is not None and any(s.coeff(design.simd_loop) for s in ref.subscripts)
-        lanes = _lanes(ref, tiling, inj, box, arr.bits) if role == "input" else 1
         lanes_sym = _lanes_sym(ref, tiling, inj, box_sym[-1] if box_sym else const(1), arr.bits) \
             if role == "input" else const(1)
+        lanes = int(evaluate(lanes_sym, tiling.as_dict))
         out.append(OperandGeom(
             name=names[op.ref_id], array=arr, ref=ref, role=role, inj=inj, chain=op.chain_loop,
             trunc=trunc, box=box, box_sym=box_sym, lanes=lanes, lanes_sym=lanes_sym, simd=simd and role == "input",
@@ -160,30 +160,11 @@ def _box(ref: Reference, tiling: Tiling, inj: tuple[str, ...]) -> tuple[tuple[in
     return tuple(ext), tuple(ext_sym)
 
 
-def _lanes(ref: Reference, tiling: Tiling, inj: tuple[str, ...], box: tuple[int, ...], bits: int) -> int:
-    if not ref.subscripts:
-        return 1
-    inner = ref.subscripts[-1]
-    g = box[-1]
-    g = gcd(g, abs(inner.const))
-    for loop, c in inner.coeffs:
-        if loop not in tiling.design.order:
-            g = gcd(g, 0)  # parameter offsets: no constraint known at generation time
-            continue
-        lg = tiling.loop(loop)
-        g = gcd(g, c * lg.t1)
-        g = gcd(g, c * lg.lower)
-        if loop in inj:
-            g = gcd(g, c * lg.t2)
-    lanes = 1
-    while lanes * 2 * bits <= MAX_PORT_BITS and g % (lanes * 2) == 0:
-        lanes *= 2
-    return lanes
-
-
 def _lanes_sym(ref: Reference, tiling: Tiling, inj: tuple[str, ...], inner_ext: Expr, bits: int) -> Expr:
-    """:func:`_lanes` as an expression: the largest power of two ``L <= 512/bits`` dividing
-    the innermost box extent and every stride of the innermost base address."""
+    """Elements per I/O word, as an expression of the tiling (the generated code uses its
+    value at the tiling): the largest power of two ``L <= 512/bits`` dividing the innermost
+    box extent and every stride of the innermost base address (offsets in size parameters
+    are not constrained)."""
     if not ref.subscripts:
         return const(1)
     inner = ref.subscripts[-1]
@@ -191,7 +172,6 @@ def _lanes_sym(ref: Reference, tiling: Tiling, inj: tuple[str, ...], inner_ext: 
     fixed = abs(inner.const)
     for loop, c in inner.coeffs:
         if loop not in tiling.design.order:
-            fixed = 0 if fixed == 0 else gcd(fixed, 0)
             continue
         lg = tiling.loop(loop)
         values.append(lg.t1_sym * c)
@@ -241,6 +221,3 @@ def index_c(sub: Affine, loop_value: dict[str, str]) -> str:
         parts.append(f"{c} * ({val})" if c != 1 else f"({val})")
     return " + ".join(parts) if parts else "0"
 
-
-def affine_sym(a: Affine) -> Expr:
-    return affine_expr(a)

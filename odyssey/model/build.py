@@ -33,7 +33,7 @@ from typing import Any
 from odyssey.errors import ModelError
 from odyssey.expr import Expr, const, eceil, emax, emin, from_json, mul, substitute
 from odyssey.model.design_model import DesignModel, ParamSpec
-from odyssey.model.latency import module_latency, pe_depth, pipeline_depth_of, visit_phases
+from odyssey.model.latency import module_latency, pipeline_depth, visit_phases
 from odyssey.model.resources import bram18k, dsp, loop_table, offchip_bytes
 from odyssey.platforms import Platform
 
@@ -69,7 +69,7 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     pe_mod = mods[pe_names[0]]
     ii = _e(desc["compute"]["pe_ii_sym"], subst)
     iters = _e(desc["compute"]["pe_iterations_per_tile_sym"], subst)
-    tile = (iters - 1) * ii + pe_depth(pe_mod, subst)
+    tile = (iters - 1) * ii + pipeline_depth(pe_mod, subst)
     acc_mem = next(m for m in desc["memory"] if m["name"] == "acc")
     acc = mul(*[_e(d, subst) for d in acc_mem["dims_sym"]])
     drain_blocks = mul(*[loops[s]["outer"] for s in out_op["injection_loops"]]) if out_op["injection_loops"] else const(1)
@@ -80,7 +80,7 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     # the epilogue: the last output tile through the drain chain (one element per cycle) and
     # the L3 writer (with its burst overheads), whichever is slower
     drain = emax(drain_blocks * acc, eceil(lat[l3_out_name] / out_visits))
-    d_out = const(pipeline_depth_of(mods[l3_out_name]))
+    d_out = pipeline_depth(mods[l3_out_name], subst)
     comm = emax(*l3_in.values(), lat[l3_out_name])
     compute = all_tiles * tile
     inner_tiles = all_tiles / out_visits
@@ -123,7 +123,7 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
         "latency": latency, "dsp": dsp(desc, subst), "bram18k": total_bram, "uram": const(0),
         "offchip_bytes": traffic, "bram18k_smooth": bram_smooth, "compute_cycles": compute,
         "comm_cycles": comm, "pe_ii": ii, "prologue_cycles": first, "drain_cycles": drain,
-        "padding_ratio": _padding(desc, subst, loops),
+        "padding_ratio": _padding(desc, loops),
     }
     for name, e in terms.items():
         exprs[f"bound:{name}"] = e
@@ -136,7 +136,7 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     return exprs
 
 
-def _padding(desc: Mapping[str, Any], subst: Mapping[str, Expr], loops: Mapping[str, dict[str, Expr]]) -> Expr:
+def _padding(desc: Mapping[str, Any], loops: Mapping[str, dict[str, Expr]]) -> Expr:
     """Padded iteration volume over the original volume (1 = no padding)."""
     padded: Expr = const(1)
     real = 1

@@ -21,6 +21,9 @@ from typing import Any
 
 from odyssey.expr import Expr, const, from_json, lt, substitute, where
 
+#: pipeline depth of an I/O loop when the descriptor does not record one
+IO_DEPTH = 3
+
 
 def _expr(obj: Any, subst: Mapping[str, Expr]) -> Expr:
     e = from_json(obj) if not isinstance(obj, Expr) else obj
@@ -71,8 +74,7 @@ def _stmt_latency(s: Mapping[str, Any], subst: Mapping[str, Expr], burst_overhea
             for loop in chain:
                 n = n * _expr(loop["trip"], subst)
             ii = _expr(inner["ii_sym"], subst) if inner.get("ii_sym") is not None else const(inner["pipeline_ii"])
-            depth = (_expr(inner["depth_sym"], subst) if inner.get("depth_sym") is not None
-                     else const(int(inner.get("pipeline_depth") or 3)))
+            depth = _depth(inner, subst)
             bursts: Expr = const(0)
             for d in _dram_nodes(inner["body"]):
                 bursts = bursts + n / _expr(d.get("run", 1), subst)
@@ -99,32 +101,24 @@ def module_latency(module: Mapping[str, Any], subst: Mapping[str, Expr], *, burs
     return block_latency(module["ast"], local, burst_overhead=burst_overhead)
 
 
-def pipeline_depth_of(module: Mapping[str, Any]) -> int:
-    """Depth of the first pipelined loop of a module (cycles), 3 when there is none."""
+def pipeline_depth(module: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
+    """Depth (cycles) of a module's first pipelined loop, symbolic when recorded so
+    (the PE's depth depends on its SIMD factor); the I/O default when there is none."""
     stack = list(module["ast"])
     while stack:
         s = stack.pop(0)
         if s.get("type") == "for" and s.get("pipeline_ii") is not None:
-            return int(s.get("pipeline_depth") or 3)
+            return _depth(s, subst)
         for key in ("body", "then", "else"):
             if isinstance(s.get(key), list):
                 stack = list(s[key]) + stack
-    return 3
+    return const(IO_DEPTH)
 
 
-def pe_depth(module: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
-    """Depth of the first pipelined loop (the PE's compute loop), symbolic when recorded so."""
-    stack = list(module["ast"])
-    while stack:
-        s = stack.pop(0)
-        if s.get("type") == "for" and s.get("pipeline_ii") is not None:
-            if s.get("depth_sym") is not None:
-                return _expr(s["depth_sym"], subst)
-            return const(int(s.get("pipeline_depth") or 3))
-        for key in ("body", "then", "else"):
-            if isinstance(s.get(key), list):
-                stack = list(s[key]) + stack
-    return const(3)
+def _depth(loop: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
+    if loop.get("depth_sym") is not None:
+        return _expr(loop["depth_sym"], subst)
+    return const(int(loop.get("pipeline_depth") or IO_DEPTH))
 
 
 def visit_phases(module: Mapping[str, Any], subst: Mapping[str, Expr], *, burst_overhead: int) -> tuple[Expr, Expr, Expr] | None:
