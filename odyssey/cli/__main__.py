@@ -1,0 +1,5 @@
+import sys
+
+from odyssey.cli import main
+
+sys.exit(main())

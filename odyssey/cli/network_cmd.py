@@ -1,0 +1,105 @@
+"""`odyssey network`: per-layer tuning of a CNN."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from odyssey.cli._common import positive_float, positive_int, table
+
+
+def _cmd_network(args: argparse.Namespace) -> int:
+    from odyssey.platforms import load_platform
+    from odyssey.studies.network_tuning import NetworkProgress, network_record, tune_network
+    from odyssey.studies.networks import load_network, unique_shapes
+
+    network = load_network(args.network)
+    platform = load_platform(args.platform)
+    time_s = args.time if args.time is not None or args.samples is not None else 2.0
+    live = sys.stderr.isatty()
+    n_shapes = len(unique_shapes(network))
+
+    def report(p: NetworkProgress) -> None:
+        t = p.tuner
+        best = max(p.best_gops, t.best_throughput_gops if t else 0.0)
+        print(f"\r[shape {p.shape}/{p.shapes}: {','.join(p.layers)}] design {p.design}/{p.designs} "
+              f"{p.design_id}: best {best:.1f} GOP/s, {p.seconds:.0f} s\x1b[K",
+              end="", file=sys.stderr, flush=True)
+
+    try:
+        result = tune_network(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
+                              platform=platform, design=args.design, time_s=time_s,
+                              samples=args.samples, seed=args.seed, method=args.method,
+                              progress=report if live else None)
+    finally:
+        if live:
+            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+    rows = [["layer", "kind", "shape", "design", "GOP/s", "cycles", "ms", "DSP eff", "lanes",
+             "DSP", "tiling"]]
+    for r in result.layers:
+        s = r.shape
+        head = [r.layer.name, r.layer.kind, r.layer.describe()]
+        if s is None or s.design is None or s.tiling is None:
+            rows.append([*head, "-", "-", "-", "-", "-", "-", "-",
+                         "not reached" if s is None else "no feasible design"])
+            continue
+        assert s.latency_cycles is not None and s.throughput_gops is not None
+        rows.append([*head, s.design, f"{s.throughput_gops:.1f}", f"{s.latency_cycles:,.0f}",
+                     f"{s.latency_cycles / (result.clock_mhz * 1e3):.3f}",
+                     f"{s.dsp_efficiency:.0%}", str(s.mac_lanes), f"{s.dsp:,.0f}",
+                     f"= {r.duplicate_of}" if r.duplicate_of else
+                     ",".join(f"{k}={v}" for k, v in s.tiling)])
+    print(f"{network.title} on {platform.name} at {platform.clock_mhz:g} MHz: "
+          f"{len(network.layers)} layers, {n_shapes} unique shapes, design {args.design}")
+    print(table(rows))
+    for s in result.shapes:
+        if s.note:
+            print(f"note: {', '.join(s.layers)}: {s.note}")
+        for d in s.designs:
+            if d.error:
+                print(f"note: {', '.join(s.layers)}: design {d.design} failed: {d.error}")
+    print(f"total: {result.latency_cycles:,.0f} cycles = {result.latency_ms:.3f} ms, "
+          f"{result.ops / 1e9:.3f} GOP, {result.throughput_gops:.1f} GOP/s overall "
+          f"({len(result.layers) - len(result.missing)} of {len(result.layers)} layers; "
+          f"tuned in {result.seconds:.1f} s)")
+    print("DSP eff = throughput / (2 * MAC lanes * clock); lanes = #PE * SIMD")
+    if network.unmapped:
+        print("not mapped: " + "; ".join(f"{u.name} ({u.op})" for u in network.unmapped))
+    if result.missing and not result.interrupted:
+        print(f"odyssey: no feasible design for {', '.join(result.missing)}; the total leaves "
+              "them out", file=sys.stderr)
+    if result.interrupted:
+        print(f"odyssey: interrupted; results of {len(result.shapes)} of {n_shapes} shapes",
+              file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(network_record(result), indent=1) + "\n")
+    if result.interrupted:
+        return 130
+    return 1 if result.missing else 0
+
+
+def register(sub: Any) -> None:
+    """Add this module's subcommands to the `odyssey` parser."""
+    nw = sub.add_parser("network", help="tune every convolution layer of a CNN (identical shapes once)")
+    nw.add_argument("network", help="bundled network (vgg16, resnet50, mobilenetv2) or a network JSON file")
+    nw.add_argument("--kernel", default="kernels/cnn.c",
+                    help="kernel of the conv and pointwise layers (default kernels/cnn.c)")
+    nw.add_argument("--dw-kernel", metavar="KERNEL",
+                    help="kernel of the depthwise layers (default dwconv.c next to --kernel)")
+    nw.add_argument("--design", default="all",
+                    help="design id or index of --kernel on every layer, or `all`: each layer's "
+                         "best (default)")
+    nw.add_argument("--time", type=positive_float, metavar="SECONDS",
+                    help="search time per design and shape (default 2 when --samples is not given)")
+    nw.add_argument("--samples", type=positive_int, metavar="N",
+                    help="evaluations per design and shape (with --time, whichever ends first)")
+    nw.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    nw.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
+    nw.add_argument("--method", default="odyssey", metavar="NAME",
+                    help="search method, a name of odyssey.tune.TUNERS (default odyssey: MP seed + "
+                         "evolutionary search); an unknown name lists them")
+    nw.add_argument("--json", metavar="OUT", help="write per-layer results and totals as JSON to OUT")
+    nw.set_defaults(func=_cmd_network)

@@ -1,0 +1,225 @@
+"""`odyssey tune|optimum`: searching one design's tilings, and proving the best one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from odyssey.cli._common import defines, positive_float, positive_int, table
+from odyssey.errors import OdysseyError
+
+
+def _tune_record(design: Any, model: Any, tuner: Any, result: Any) -> dict[str, Any]:
+    """JSON record of one tuned design; the metrics are None without a feasible point."""
+    best = result.best
+    res = model.platform.resources
+
+    def usage(used: float, total: int) -> dict[str, float]:
+        return {"used": used, "fraction": used / total if total else 0.0}
+
+    mp = getattr(tuner, "mp_result", None)
+    mp_record = None
+    if mp is not None:
+        seed = mp.seeds[0] if mp.seeds else None
+        mp_record = {
+            "status": mp.status, "solver": mp.solver, "objective": mp.objective_name,
+            "value": mp.objective_value, "seed": dict(seed) if seed else None,
+            "seed_throughput_gops": (float(model.evaluate_one(seed)["throughput_gops"])
+                                     if seed else None),
+            "fallback": mp.fallback, "message": mp.message, "seconds": mp.seconds,
+            "evaluations": mp.evaluations,
+            "surrogates": list(mp.surrogates),
+        }
+    return {
+        "design": design.id, "dataflow": design.dataflow, "ordering": design.ordering,
+        "tiling": dict(best.tiling) if best else None,
+        "latency_cycles": best.latency_cycles if best else None,
+        "throughput_gops": best.throughput_gops if best else None,
+        "dsp": usage(best.dsp, res.dsp) if best else None,
+        "bram18k": usage(best.bram18k, res.bram18k) if best else None,
+        "samples": result.samples, "seconds": result.seconds, "stop_reason": result.stop_reason,
+        "trace": [{"samples": t.samples, "seconds": t.seconds, "throughput_gops": t.throughput_gops}
+                  for t in result.trace],
+        "mp_seed": mp_record,
+    }
+
+
+def _tune_table(records: list[dict[str, Any]], best_id: str | None) -> str:
+    rows = [["", "design", "dataflow", "ordering", "GOP/s", "latency", "DSP", "BRAM", "samples",
+             "s", "stop", "tiling"]]
+    for r in records:
+        if "error" in r:
+            rows.append(["", r["design"], "", "", "-", "-", "-", "-", "-", "-", "error", r["error"]])
+            continue
+        t = r["tiling"]
+        rows.append([
+            "*" if r["design"] == best_id else "", r["design"], r["dataflow"], r["ordering"],
+            f"{r['throughput_gops']:.1f}" if t else "-", f"{r['latency_cycles']:,.0f}" if t else "-",
+            f"{r['dsp']['fraction']:.0%}" if t else "-", f"{r['bram18k']['fraction']:.0%}" if t else "-",
+            str(r["samples"]), f"{r['seconds']:.1f}", r["stop_reason"],
+            ",".join(f"{k}={v}" for k, v in t.items()) if t else "no feasible point",
+        ])
+    return table(rows)
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    import time
+
+    from odyssey.frontend import load_scop
+    from odyssey.mapping.space import analyse
+    from odyssey.model import build_model
+    from odyssey.platforms import load_platform
+    from odyssey.tune import TUNERS, Progress, make_tuner, run_tuner
+
+    if args.method not in TUNERS:
+        raise OdysseyError(f"--method {args.method}: unknown search method; choose one of "
+                           f"{', '.join(TUNERS)}")
+    if args.method != "odyssey" and (args.mp_objective is not None or args.mp_solver is not None):
+        raise OdysseyError(f"--mp-objective and --mp-solver apply to --method odyssey only, "
+                           f"not --method {args.method}")
+    options: dict[str, Any] = {}
+    if args.method == "odyssey":
+        options["mp_objective"] = args.mp_objective or "comm-comp"
+        solver = args.mp_solver or "ipopt"
+        options["mp_solver"] = None if solver == "none" else solver
+    time_s = args.time if args.time is not None or args.samples is not None else 5.0
+    scop = load_scop(args.kernel, defines(args.define))
+    ks = analyse(scop, max_dim=2 if args.design == "all" else 3)
+    designs = ks.designs if args.design == "all" else (ks.design(args.design),)
+    platform = load_platform(args.platform)
+    live = sys.stderr.isatty()
+    records: list[dict[str, Any]] = []
+    interrupted = False
+    for n, design in enumerate(designs, 1):
+
+        def report(p: Progress, n: int = n, did: str = design.id) -> None:
+            left = (f"{p.time_left_s:.1f} s left" if p.time_left_s is not None
+                    else f"{p.samples_left} samples left")
+            print(f"\r[{n}/{len(designs)}] {did}: best {p.best_throughput_gops:.1f} GOP/s, "
+                  f"{p.evals_per_s:,.0f} evals/s, {left}\x1b[K", end="", file=sys.stderr, flush=True)
+
+        started = time.perf_counter()
+        try:
+            model = build_model(ks, design, platform=platform, variant="accurate")
+            tuner = make_tuner(args.method, model, seed=args.seed, **options)
+            result = run_tuner(tuner, model, time_s=time_s, samples=args.samples,
+                               progress=report if live else None)
+        except KeyboardInterrupt:
+            interrupted = True
+            break
+        except OdysseyError as exc:
+            if len(designs) == 1:
+                raise
+            records.append({"design": design.id, "error": str(exc),
+                            "seconds": time.perf_counter() - started})
+            continue
+        finally:
+            if live:
+                print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+        records.append(_tune_record(design, model, tuner, result))
+        if result.stop_reason == "interrupted":
+            interrupted = True
+            break
+    tuned = [r for r in records if r.get("tiling")]
+    best = max(tuned, key=lambda r: r["throughput_gops"], default=None)
+    best_id: str | None = best["design"] if best else None
+    if records:
+        print(_tune_table(records, best_id))
+    if best is not None:
+        print(f"best: design {best_id} at {best['throughput_gops']:.1f} GOP/s "
+              f"({best['latency_cycles']:,.0f} cycles at {platform.clock_mhz:g} MHz)")
+    else:
+        print("no feasible design point found")
+    if interrupted:
+        print(f"odyssey: interrupted; results of {len(records)} of {len(designs)} designs",
+              file=sys.stderr)
+    if args.json:
+        out = {"kernel": str(args.kernel), "platform": platform.name, "method": args.method,
+               "seed": args.seed, "time_s": time_s, "samples": args.samples,
+               "interrupted": interrupted, "best": best_id, "designs": records}
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+    if args.emit and best is not None:
+        from odyssey.codegen.generate import generate
+        from odyssey.codegen.writer import write_design
+
+        gen = generate(ks, ks.design(best["design"]), best["tiling"], seed=args.seed,
+                       command=["odyssey", *sys.argv[1:]])
+        print(f"wrote {write_design(gen, Path(args.emit))}/ for design {best_id}")
+    return 130 if interrupted else 0
+
+
+def _cmd_optimum(args: argparse.Namespace) -> int:
+    from odyssey.frontend import load_scop
+    from odyssey.mapping.space import analyse
+    from odyssey.model import build_model
+    from odyssey.platforms import load_platform
+    from odyssey.tune.optimum import find_optimum
+
+    ks = analyse(load_scop(args.kernel, defines(args.define)), max_dim=3)
+    design = ks.design(args.design)
+    platform = load_platform(args.platform)
+    model = build_model(ks, design, platform=platform, variant="accurate")
+    r = find_optimum(model, time_limit_s=args.time_limit, seed=args.seed)
+    if args.json:
+        doc = {"kernel": str(args.kernel), "platform": platform.name, "variant": model.variant,
+               "dataflow": design.dataflow, "ordering": design.ordering, **r.to_json()}
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"design {design.id} ({design.dataflow} {design.ordering}) on {platform.name}, "
+          f"{model.variant} model: {r.status.replace('_', ' ')}")
+    if r.tiling is None:
+        print("no feasible tiling found" if r.status == "time_limit" else "no legal tiling fits the budget")
+    else:
+        print(f"tiling: {', '.join(f'{k}={v}' for k, v in r.tiling.items())}")
+        print(f"latency: {r.latency_cycles:,.0f} cycles = "
+              f"{r.latency_cycles / (platform.clock_mhz * 1e3):.3f} ms; throughput {r.throughput_gops:.1f} GOP/s")
+        for res, used in (("dsp", r.dsp), ("bram18k", r.bram18k), ("uram", r.uram)):
+            cap = model.budget[res]
+            print(f"{res:8s} {used:10,.0f} of {cap:,.0f} usable ({100 * used / max(cap, 1):.1f}%)")
+    if r.status == "time_limit":
+        print(f"no tiling is faster than {r.lower_bound_cycles:,.0f} cycles (gap {100 * r.gap:.2f}%)")
+    print(f"search: {r.seconds:.1f} s, {r.points_evaluated:,} tilings evaluated, "
+          f"{r.regions_explored:,} regions bounded ({r.regions_pruned_bound:,} pruned by the latency "
+          f"bound, {r.regions_pruned_resources:,} by resources, {r.regions_empty:,} empty, "
+          f"{r.regions_enumerated:,} enumerated)")
+    print(f"proof: {r.proof}")
+    return 1 if r.status == "infeasible" else 0
+
+
+def register(sub: Any) -> None:
+    """Add this module's subcommands to the `odyssey` parser."""
+    t = sub.add_parser("tune", help="search the tiling of one or every design with the performance model")
+    t.add_argument("kernel", help="C file with a #pragma scop region")
+    t.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a size parameter (repeatable)")
+    t.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
+    t.add_argument("--design", default="all", help="design id or index, or `all` (default)")
+    t.add_argument("--time", type=positive_float, metavar="SECONDS",
+                   help="search time per design (default 5 when --samples is not given)")
+    t.add_argument("--samples", type=positive_int, metavar="N",
+                   help="evaluations per design (with --time, whichever ends first)")
+    t.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    t.add_argument("--method", default="odyssey", metavar="NAME",
+                   help="search method, a name of odyssey.tune.TUNERS (default odyssey: MP seed + "
+                        "evolutionary search); an unknown name lists them")
+    t.add_argument("--mp-objective", choices=("comm-comp", "comp", "comm"),
+                   help="objective of the MP seed (default comm-comp)")
+    t.add_argument("--mp-solver", choices=("ipopt", "scip", "none"),
+                   help="solver of the MP seed, or none for no seed (default ipopt)")
+    t.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
+    t.add_argument("--emit", metavar="DIR", help="generate the HLS design of the best point into DIR")
+    t.set_defaults(func=_cmd_tune)
+
+    o = sub.add_parser("optimum", help="the provably best tiling of one design under the accurate model")
+    o.add_argument("kernel", help="C file with a #pragma scop region")
+    o.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a size parameter (repeatable)")
+    o.add_argument("--design", required=True, help="design id or index from `odyssey designs`")
+    o.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
+    o.add_argument("--time-limit", type=positive_float, metavar="SECONDS",
+                   help="stop with the best tiling found and the remaining gap (default: none)")
+    o.add_argument("--seed", type=int, default=0, help="seed of the incumbent's random start (default 0)")
+    o.add_argument("--json", metavar="OUT", help="write the result as JSON to OUT")
+    o.set_defaults(func=_cmd_optimum)
