@@ -3,6 +3,8 @@
 * Genome: the tiling factors, one integer per tuning parameter.
 * Fitness: :func:`odyssey.tune.base.fitness`, the throughput of feasible points;
   points over budget rank below every feasible one by how far over they are.
+* Start: ``initial_samples`` random legal points (after any seeds), evaluated in
+  one batch; a wide first look is cheap with vectorized evaluation.
 * Generation: ``population_size`` children. Each child copies a parent drawn
   uniformly from the ``n_parents`` fittest individuals, or with probability
   ``crossover_rate`` crosses two of them (:class:`PerLoopCrossover`); then with
@@ -12,7 +14,20 @@
   (elitist, ``mu + lambda``), so the best point is never lost.
 * No point is proposed twice: a child that was already asked is mutated again
   (up to 8 times) and otherwise replaced by a random legal point.
-* Convergence: ``patience`` generations (tells) without a better fitness.
+* Local search (``local_search=True``, a memetic step): whenever the best point
+  improves, its whole :func:`~odyssey.tune.local.neighbourhood` (every level,
+  factorization and pair move, nearest first) is queued and proposed before any
+  new child, in batches that start at ``LOCAL_BATCH`` points and double after
+  every batch without improvement (up to ``MAX_LOCAL_BATCH``); an improvement
+  re-centres the queue on the new best. So every best point is polished to a
+  local optimum of the moves, cheaply: the neighbourhood is built in bulk with
+  numpy, not child by child. Of a local batch only its best point may join the
+  population, which keeps the population diverse.
+* Restarts: after ``patience`` generations (tells of bred children) without a
+  better best, the population is dropped and the search starts again from
+  random points (the best ever found stays the result; points already proposed
+  are still never proposed again). The search has converged after ``restarts``
+  restarts in a row that did not improve the best.
 """
 
 from __future__ import annotations
@@ -24,6 +39,7 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel, Evaluation
 from odyssey.tune.base import Point, Tuner, check_int, check_rng, check_unit, fitness
+from odyssey.tune.local import neighbourhood
 from odyssey.tune.operators import BaseCrossover, BaseMutation, HybridMutation, PerLoopCrossover
 from odyssey.tune.space import Genome, SearchSpace
 
@@ -33,10 +49,15 @@ N_PARENTS = 16
 CROSSOVER_RATE = 0.5
 MUTATION_RATE = 0.9
 ALPHA = 0.4
-PATIENCE = 200
+PATIENCE = 30
+RESTARTS = 16
+INITIAL_SAMPLES = 64
 #: remembered genomes before the duplicate filter is reset (bounds memory on long runs)
 MAX_SEEN = 2_000_000
 _RETRIES = 8
+#: first and largest batch of local-search points
+LOCAL_BATCH = 64
+MAX_LOCAL_BATCH = 2048
 
 _Take = Callable[[Genome], bool]  # adds a genome to the batch unless already proposed
 
@@ -49,7 +70,10 @@ class Evolutionary(Tuner):
     ``crossover_rate`` and ``mutation_rate`` in ``[0, 1]`` (0.5, 0.9), ``alpha`` in
     ``[0, 1]`` (0.4, the probability of factorization mutation; only without an
     explicit ``mutation``), ``patience >= 1`` generations or ``None`` to never
-    converge (200). ``rng`` is required: the search is reproducible from it.
+    restart (30), ``restarts >= 0`` fruitless restarts before convergence, or ``None``
+    to never converge (16), ``local_search`` (True), ``initial_samples >= 1`` random
+    points of the first generation and of every restart (64). ``rng`` is required: the search is
+    reproducible from it.
     """
 
     name = "evolutionary"
@@ -68,6 +92,9 @@ class Evolutionary(Tuner):
         mutation: BaseMutation | None = None,
         crossover: BaseCrossover | None = None,
         max_seen: int = MAX_SEEN,
+        local_search: bool = True,
+        restarts: int | None = RESTARTS,
+        initial_samples: int = INITIAL_SAMPLES,
     ) -> None:
         self.rng = check_rng(rng)
         self.population_size = check_int("population_size", population_size, minimum=2)
@@ -75,6 +102,10 @@ class Evolutionary(Tuner):
         self.crossover_rate = check_unit("crossover_rate", crossover_rate)
         self.mutation_rate = check_unit("mutation_rate", mutation_rate)
         self.patience = None if patience is None else check_int("patience", patience, minimum=1)
+        self.restarts = None if restarts is None else check_int("restarts", restarts, minimum=0)
+        self.initial_samples = check_int("initial_samples", initial_samples, minimum=1)
+        self._fruitless = 0
+        self.restarts_done = 0
         self.max_seen = check_int("max_seen", max_seen, minimum=1)
         if mutation is not None and alpha is not None:
             raise TunerError("pass either `mutation` or `alpha`, not both (alpha configures the "
@@ -85,9 +116,14 @@ class Evolutionary(Tuner):
             raise TunerError(f"`crossover` must be a BaseCrossover, got {crossover!r}.")
         self.mutation = mutation or HybridMutation(ALPHA if alpha is None else alpha)
         self.crossover = crossover or PerLoopCrossover()
+        if not isinstance(local_search, bool):
+            raise TunerError(f"`local_search` must be True or False, got {local_search!r}.")
+        self.local_search = local_search
         self.space = SearchSpace(model.params)
         self.budget = dict(model.budget)
-        self.batch_size = self.population_size
+        self._local = np.empty((0, self.space.dim), dtype=np.int64)
+        self._local_batch = LOCAL_BATCH
+        self._asked_local: set[Genome] = set()
         self._seen: set[Genome] = set()
         self._pending: list[Genome] = []
         self._pop = np.empty((0, self.space.dim), dtype=np.int64)
@@ -95,6 +131,15 @@ class Evolutionary(Tuner):
         self._best = -np.inf
         self._stale = 0
         self.generations = 0
+
+    @property
+    def batch_size(self) -> int:  # type: ignore[override]
+        """A generation, or the next local-search batch while one is queued."""
+        if len(self._local):
+            return min(len(self._local), self._local_batch)
+        if not len(self._fit) and not self._pending:
+            return max(self.population_size, self.initial_samples)
+        return self.population_size
 
     # ------------------------------------------------------------------ ask/tell
 
@@ -119,6 +164,13 @@ class Evolutionary(Tuner):
 
         while self._pending and len(batch) < n:
             take(self._pending.pop(0))
+        self._asked_local = set()
+        while len(self._local) and len(batch) < n:
+            head, self._local = self._local[: n - len(batch)], self._local[n - len(batch):]
+            for row in head.tolist():
+                g = tuple(row)
+                if take(g):
+                    self._asked_local.add(g)
         if len(self._fit) and len(batch) < n:
             parents = [tuple(int(v) for v in row) for row in self._pop[: self.n_parents].tolist()]
             for _ in range(4 * (n - len(batch))):
@@ -138,9 +190,15 @@ class Evolutionary(Tuner):
             return
         genomes = self.space.matrix(points)
         fit = fitness(evaluation, self.budget)
-        self._seen.update(tuple(g) for g in genomes.tolist())
-        pop = np.vstack([self._pop, genomes])
-        allfit = np.concatenate([self._fit, fit])
+        told = [tuple(g) for g in genomes.tolist()]
+        self._seen.update(told)
+        local = np.array([g in self._asked_local for g in told], dtype=bool)
+        joins = ~local
+        if local.any():  # of a local batch only its best point may join the population
+            k = int(np.flatnonzero(local)[np.argmax(fit[local])])
+            joins[k] = True
+        pop = np.vstack([self._pop, genomes[joins]])
+        allfit = np.concatenate([self._fit, fit[joins]])
         order = np.argsort(-allfit, kind="stable")
         keep: list[int] = []
         rows: set[Genome] = set()
@@ -152,17 +210,38 @@ class Evolutionary(Tuner):
                 rows.add(g)
                 keep.append(k)
         self._pop, self._fit = pop[keep], allfit[keep]
-        self.generations += 1
         top = float(fit.max())
         margin = 1e-9 * abs(self._best) if np.isfinite(self._best) else 0.0
-        if top > self._best + margin:
-            self._best, self._stale = top, 0
+        improved = top > self._best + margin
+        if improved:
+            self._best = top
+            self._fruitless = 0
+        if local.all():
+            self._local_batch = LOCAL_BATCH if improved else min(
+                2 * self._local_batch, MAX_LOCAL_BATCH)
         else:
-            self._stale += 1
+            self.generations += 1
+            self._stale = 0 if improved else self._stale + 1
+            if self.patience is not None and self._stale >= self.patience and not self.converged:
+                self._restart()
+                return
+        if improved and self.local_search and len(self._fit):
+            self._queue_neighbourhood(self._pop[0])
 
     @property
     def converged(self) -> bool:
-        return self.patience is not None and self._stale >= self.patience
+        return self.restarts is not None and self._fruitless > self.restarts
+
+    def _restart(self) -> None:
+        """Drop the population (the best point is kept by the driver) and start afresh."""
+        self._fruitless += 1
+        if self.converged:
+            return
+        self.restarts_done += 1
+        self._pop = np.empty((0, self.space.dim), dtype=np.int64)
+        self._fit = np.empty(0)
+        self._local = self._local[:0]
+        self._stale = 0
 
     @property
     def population(self) -> list[tuple[Point, float]]:
@@ -171,6 +250,10 @@ class Evolutionary(Tuner):
                                                                    strict=True)]
 
     # ------------------------------------------------------------------ internals
+
+    def _queue_neighbourhood(self, centre: np.ndarray) -> None:
+        self._local = neighbourhood(self.space, centre.tolist(), self.rng)  # seen points skipped in ask
+        self._local_batch = LOCAL_BATCH
 
     def _breed(self, parents: list[Genome], take: _Take) -> None:
         rng, space = self.rng, self.space

@@ -88,8 +88,14 @@ def test_mp_options_need_the_odyssey_method(capsys: pytest.CaptureFixture[str]) 
     assert "--mp-objective and --mp-solver apply to --method odyssey only" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args", [["--time", "0"], ["--samples", "-3"], ["--method", "annealing"]])
-def test_bad_budgets_and_methods_are_usage_errors(args: list[str]) -> None:
+@pytest.mark.parametrize("args", [["--time", "0"], ["--samples", "-3"]])
+def test_bad_budgets_are_usage_errors(args: list[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["tune", MM, *args])
     assert info.value.code == 2
+
+
+def test_an_unknown_method_is_named_with_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tune", MM, "--method", "annealling", "--samples", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "--method annealling: unknown search method" in err and "annealing" in err
