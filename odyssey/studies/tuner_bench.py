@@ -1,0 +1,211 @@
+"""The tuner benchmark (Odyssey section 5.2, Figures 7-9): every method on every design.
+
+Each method of :data:`odyssey.tune.TUNERS` runs on each design of a kernel, for several
+seeds, at one budget (``time_s`` seconds, optionally capped at ``samples``). One run
+records its whole trace of best-so-far improvements, so the best at any earlier time or
+sample count (0.5 s, 300 samples, ...) comes from the same run. Results are normalised
+by each design's exact optimum (:func:`odyssey.tune.optimum.find_optimum`), which the
+caller may cache (:func:`optimum_key`). Nothing here prints or writes files: the script
+``scripts/bench_tuners.py`` does, and a study command can call :func:`run_bench`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from odyssey.errors import OdysseyError, TunerError
+from odyssey.frontend import load_scop
+from odyssey.mapping.space import analyse
+from odyssey.model import DesignModel, build_model
+from odyssey.platforms import load_platform
+from odyssey.tune import TUNERS, TracePoint, make_tuner, run_tuner
+from odyssey.tune.optimum import find_optimum
+
+#: every method of the paper's comparison plus ours, in plotting order
+METHODS = ("random", "exhaustive", "annealing", "bayesian", "opentuner", "rl", "mind_mappings",
+           "gbfs", "a2c", "sunstone", "evolutionary", "odyssey")
+
+
+@dataclass(frozen=True, slots=True)
+class BenchConfig:
+    """What to run: ``kernel`` at ``sizes`` on ``platform``, ``designs`` (None: all),
+    ``methods`` x ``seeds``, each for ``time_s`` seconds (and at most ``samples``), read
+    back at the ``at_seconds`` and ``at_samples`` checkpoints."""
+
+    kernel: Path = Path("kernels/mm.c")
+    sizes: Mapping[str, int] = field(default_factory=lambda: {"I": 1024, "J": 1024, "K": 1024})
+    platform: str = "u250"
+    designs: tuple[str, ...] | None = None
+    methods: tuple[str, ...] = METHODS
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    time_s: float = 5.0
+    samples: int | None = None
+    at_seconds: tuple[float, ...] = (0.5, 5.0)
+    at_samples: tuple[int, ...] = (300, 3000, 30000)
+
+    def __post_init__(self) -> None:
+        unknown = [m for m in self.methods if m not in TUNERS]
+        if unknown:
+            raise TunerError(f"unknown method(s) {', '.join(unknown)}; choose among "
+                             f"{', '.join(TUNERS)}")
+        if not self.seeds or not self.methods:
+            raise TunerError("the benchmark needs at least one method and one seed")
+        if not self.time_s > 0:
+            raise TunerError(f"`time_s` must be positive, got {self.time_s!r}")
+
+    @property
+    def size_label(self) -> str:
+        return "x".join(str(v) for v in self.sizes.values())
+
+
+#: the paper's setting: MM 1024^3, all 18 designs, 5 seeds, 5 s
+FULL = BenchConfig()
+#: a quick look: MM 256^3, 3 designs, 2 seeds, 0.5 s
+QUICK = BenchConfig(sizes={"I": 256, "J": 256, "K": 256}, designs=("i-ij.k", "ij-ij.k", "jk-ij.k"),
+                    seeds=(0, 1), time_s=0.5, at_seconds=(0.1, 0.5), at_samples=(300, 3000))
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One method on one design with one seed: the trace of its best-so-far."""
+
+    method: str
+    design: str
+    seed: int
+    trace: tuple[TracePoint, ...]
+    samples: int
+    seconds: float
+    stop_reason: str
+
+    def best_at(self, *, seconds: float | None = None, samples: int | None = None) -> float | None:
+        """Best feasible GOP/s within ``seconds`` / ``samples`` (0 if none was found by
+        then); None when the run ended (by its budget) before reaching that point."""
+        if samples is not None and samples > self.samples and self.stop_reason == "time":
+            return None
+        if seconds is not None and seconds > self.seconds * 1.05 and self.stop_reason == "samples":
+            return None
+        best = 0.0
+        for p in self.trace:
+            if (seconds is None or p.seconds <= seconds) and (samples is None or p.samples <= samples):
+                best = max(best, p.throughput_gops)
+        return best
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A row of ``tuners.csv``: a run read at one budget point."""
+
+    method: str
+    design: str
+    seed: int
+    budget: str  # "0.5s", "5s", "3000 samples"
+    best_gops: float | None
+    fraction: float | None  # of the design's optimum
+
+
+@dataclass(frozen=True, slots=True)
+class BenchProgress:
+    method: str
+    design: str
+    seed: int
+    done: int
+    total: int
+    fraction: float  # of the optimum, at the end of this run
+
+
+@dataclass(frozen=True, slots=True)
+class BenchResult:
+    config: BenchConfig
+    optima: Mapping[str, float]  # design -> optimal GOP/s
+    runs: tuple[Run, ...]
+
+    def records(self) -> list[Record]:
+        out = []
+        budgets = [(f"{s:g}s", s, None) for s in self.config.at_seconds] + [
+            (f"{n} samples", None, n) for n in self.config.at_samples]
+        for run in self.runs:
+            opt = self.optima[run.design]
+            for label, secs, count in budgets:
+                best = run.best_at(seconds=secs, samples=count)
+                frac = None if best is None or opt <= 0 else best / opt
+                out.append(Record(run.method, run.design, run.seed, label, best, frac))
+        return out
+
+    def median_fraction(self, method: str, budget: str, design: str | None = None) -> float | None:
+        """Median over seeds (and designs, taking each design's median) of the fraction."""
+        per_design: dict[str, list[float]] = {}
+        for r in self.records():
+            if r.method == method and r.budget == budget and r.fraction is not None and (
+                    design is None or r.design == design):
+                per_design.setdefault(r.design, []).append(r.fraction)
+        if not per_design:
+            return None
+        return statistics.median(statistics.median(v) for v in per_design.values())
+
+
+def optimum_key(config: BenchConfig, design: str) -> str:
+    """Cache key of a design's optimum: sizes, platform and design id."""
+    return f"{config.kernel.stem}:{config.size_label}:{config.platform}:{design}"
+
+
+def design_models(config: BenchConfig) -> list[DesignModel]:
+    """The models of the configured designs, in the kernel space's order."""
+    ks = analyse(load_scop(config.kernel, {k: str(v) for k, v in config.sizes.items()}))
+    wanted = config.designs
+    designs = [d for d in ks.designs if wanted is None or d.id in wanted]
+    missing = sorted(set(wanted or ()) - {d.id for d in designs})
+    if missing:
+        raise OdysseyError(f"unknown design(s) {', '.join(missing)}; the kernel has "
+                           f"{', '.join(d.id for d in ks.designs)}")
+    platform = load_platform(config.platform)
+    return [build_model(ks, d, platform=platform) for d in designs]
+
+
+def optima_for(config: BenchConfig, models: Sequence[DesignModel],
+               cache: MutableMapping[str, float]) -> dict[str, float]:
+    """The optimal GOP/s of each design, from ``cache`` or computed (and added to it)."""
+    out = {}
+    for m in models:
+        key = optimum_key(config, m.design_id)
+        if key not in cache:
+            result = find_optimum(m)
+            if result.status != "optimal":
+                raise OdysseyError(f"{m.design_id}: the optimum search ended {result.status}")
+            cache[key] = result.throughput_gops
+        out[m.design_id] = float(cache[key])
+    return out
+
+
+def run_bench(
+    config: BenchConfig, *, optima: Mapping[str, float] | None = None,
+    cache: MutableMapping[str, float] | None = None,
+    progress: Callable[[BenchProgress], None] | None = None,
+) -> BenchResult:
+    """Run every method x design x seed of ``config`` (single-threaded, one after another).
+
+    ``optima`` (GOP/s by design) is computed when not given, through ``cache``.
+    """
+    models = design_models(config)
+    if optima is None:
+        optima = optima_for(config, models, {} if cache is None else cache)
+    total = len(models) * len(config.methods) * len(config.seeds)
+    runs: list[Run] = []
+    for model in models:
+        for method in config.methods:
+            for seed in config.seeds:
+                tuner = make_tuner(method, model, seed=seed)
+                res = run_tuner(tuner, model, time_s=config.time_s, samples=config.samples,
+                                keep_trials=0)
+                run = Run(method, model.design_id, seed, res.trace, res.samples, res.seconds,
+                          res.stop_reason)
+                runs.append(run)
+                if progress is not None:
+                    best = run.best_at() or 0.0
+                    opt = optima[model.design_id]
+                    progress(BenchProgress(method, model.design_id, seed, len(runs), total,
+                                           best / opt if opt > 0 else math.nan))
+    return BenchResult(config, dict(optima), tuple(runs))

@@ -1,0 +1,189 @@
+"""Benchmark every tuner on every MM design (Odyssey section 5.2, Figures 7-9).
+
+    .venv/bin/python scripts/bench_tuners.py                      # 12 methods x 18 designs x 5 seeds x 5 s
+    .venv/bin/python scripts/bench_tuners.py --seeds 3 --methods odyssey,annealing
+    .venv/bin/python scripts/bench_tuners.py --quick              # MM 256^3, 3 designs, 2 seeds, 0.5 s
+    .venv/bin/python scripts/bench_tuners.py --plot-only          # redraw from runs.json
+
+Writes to ``--out`` (docs/results/tuners; docs/results/tuners-quick with --quick):
+``tuners.csv`` (method, design, seed, budget point, best GOP/s, fraction of the optimum),
+``summary.csv`` (median fraction per method and budget point), ``runs.json`` (every
+run's trace), the figures ``quality_<budget>.png`` (Figure 7), ``convergence_samples.png``
+(Figure 8), ``convergence_seconds.png`` and ``odyssey_time.png`` (Figure 9). Optima are
+cached in docs/results/tuners/optimum.json, keyed by kernel, sizes, platform and design.
+Single-threaded like the paper: BLAS threads are pinned to one before numpy loads.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import csv  # noqa: E402
+import dataclasses  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from odyssey.studies.tuner_bench import (  # noqa: E402
+    FULL,
+    QUICK,
+    BenchConfig,
+    BenchProgress,
+    BenchResult,
+    Run,
+    design_models,
+    optima_for,
+    run_bench,
+)
+from odyssey.studies.tuner_bench_plots import (  # noqa: E402
+    convergence_figure,
+    quality_figure,
+    time_figure,
+)
+from odyssey.tune import TracePoint  # noqa: E402
+
+CACHE = Path("docs/results/tuners/optimum.json")
+
+
+def _write(path: Path, text: str | bytes) -> None:
+    """Write atomically: a temporary sibling renamed into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "wb") as f:
+        f.write(text.encode() if isinstance(text, str) else text)
+    os.replace(tmp, path)
+
+
+def _csv(rows: list[list[object]]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
+
+
+def _config(args: argparse.Namespace) -> BenchConfig:
+    base = QUICK if args.quick else FULL
+    changes: dict[str, object] = {}
+    if args.designs:
+        changes["designs"] = tuple(args.designs.split(","))
+    if args.methods:
+        changes["methods"] = tuple(args.methods.split(","))
+    if args.seeds:
+        changes["seeds"] = tuple(range(args.seeds))
+    if args.time:
+        changes["time_s"] = args.time
+        changes["at_seconds"] = tuple(sorted({s for s in base.at_seconds if s < args.time}
+                                             | {args.time}))
+    if args.samples:
+        changes["samples"] = args.samples
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+def _save_runs(result: BenchResult, path: Path) -> None:
+    runs = [{**{k: getattr(r, k) for k in ("method", "design", "seed", "samples", "seconds",
+                                           "stop_reason")},
+             "trace": [[p.samples, p.seconds, p.throughput_gops] for p in r.trace]}
+            for r in result.runs]
+    cfg = result.config
+    meta = {"kernel": str(cfg.kernel), "sizes": dict(cfg.sizes), "platform": cfg.platform,
+            "designs": cfg.designs, "methods": cfg.methods, "seeds": cfg.seeds,
+            "time_s": cfg.time_s, "samples": cfg.samples, "at_seconds": cfg.at_seconds,
+            "at_samples": cfg.at_samples}
+    _write(path, json.dumps({"config": meta, "optima": result.optima, "runs": runs}, indent=1))
+
+
+def _load_runs(path: Path) -> BenchResult:
+    data = json.loads(path.read_text())
+    c = data["config"]
+    cfg = BenchConfig(kernel=Path(c["kernel"]), sizes=c["sizes"], platform=c["platform"],
+                      designs=tuple(c["designs"]) if c["designs"] else None,
+                      methods=tuple(c["methods"]), seeds=tuple(c["seeds"]), time_s=c["time_s"],
+                      samples=c["samples"], at_seconds=tuple(c["at_seconds"]),
+                      at_samples=tuple(c["at_samples"]))
+    runs = tuple(Run(r["method"], r["design"], r["seed"],
+                     tuple(TracePoint(int(s), float(t), float(g)) for s, t, g in r["trace"]),
+                     r["samples"], r["seconds"], r["stop_reason"]) for r in data["runs"])
+    return BenchResult(cfg, data["optima"], runs)
+
+
+def _outputs(result: BenchResult, out: Path) -> list[str]:
+    cfg = result.config
+    records = result.records()
+    rows: list[list[object]] = [["method", "design", "seed", "budget", "best_gops", "fraction"]]
+    rows += [[r.method, r.design, r.seed, r.budget,
+              "" if r.best_gops is None else f"{r.best_gops:.3f}",
+              "" if r.fraction is None else f"{r.fraction:.4f}"] for r in records]
+    _write(out / "tuners.csv", _csv(rows))
+    budgets = list(dict.fromkeys(r.budget for r in records))
+    summary: list[list[object]] = [["method", *budgets]]
+    lines = ["median fraction of the optimum (per design over seeds, then over designs):",
+             "| method | " + " | ".join(budgets) + " |",
+             "| --- |" + " --- |" * len(budgets)]
+    for m in cfg.methods:
+        vals = [result.median_fraction(m, b) for b in budgets]
+        summary.append([m, *("" if v is None else f"{v:.4f}" for v in vals)])
+        lines.append(f"| {m} | " + " | ".join("n/a" if v is None else f"{v:.3f}" for v in vals)
+                     + " |")
+    _write(out / "summary.csv", _csv(summary))
+    top = max(result.optima, key=lambda d: result.optima[d])
+    figures = {f"quality_{b}.png": quality_figure(result, b) for b in
+               (f"{s:g}s" for s in cfg.at_seconds)}
+    figures["convergence_samples.png"] = convergence_figure(result, top, "samples")
+    figures["convergence_seconds.png"] = convergence_figure(result, top, "seconds")
+    if "odyssey" in cfg.methods:
+        figures["odyssey_time.png"] = time_figure(result, "odyssey")
+    for name, fig in figures.items():
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110)
+        _write(out / name, buf.getvalue())
+    lines.append(f"design with the highest optimum: {top} ({result.optima[top]:.1f} GOP/s)")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--designs", help="comma-separated design ids (default: all)")
+    ap.add_argument("--methods", help="comma-separated tuner names (default: all 12)")
+    ap.add_argument("--seeds", type=int, help="number of seeds 0..N-1 (default 5)")
+    ap.add_argument("--time", type=float, help="seconds per run (default 5)")
+    ap.add_argument("--samples", type=int, help="also stop each run after this many samples")
+    ap.add_argument("--quick", action="store_true", help="MM 256^3, 3 designs, 2 seeds, 0.5 s")
+    ap.add_argument("--out", type=Path, help="output directory")
+    ap.add_argument("--plot-only", action="store_true", help="redraw from OUT/runs.json")
+    args = ap.parse_args(argv)
+    out = args.out or Path("docs/results/tuners-quick" if args.quick else "docs/results/tuners")
+    if args.plot_only:
+        result = _load_runs(out / "runs.json")
+    else:
+        cfg = _config(args)
+        cache = json.loads(CACHE.read_text()) if CACHE.is_file() else {}
+        start = time.perf_counter()
+        models = design_models(cfg)
+        print(f"optima of {len(models)} designs ...", flush=True)
+        optima = optima_for(cfg, models, cache)
+        _write(CACHE, json.dumps(dict(sorted(cache.items())), indent=1))
+        runs = len(models) * len(cfg.methods) * len(cfg.seeds)
+        print(f"{runs} runs of {cfg.time_s:g} s: about {runs * cfg.time_s / 60:.0f} min",
+              flush=True)
+
+        def report(p: BenchProgress) -> None:
+            print(f"[{p.done}/{p.total}] {p.design:8s} {p.method:13s} seed {p.seed}: "
+                  f"{p.fraction:6.1%} of optimum  ({time.perf_counter() - start:.0f} s)",
+                  flush=True)
+
+        result = run_bench(cfg, optima=optima, progress=report)
+        _save_runs(result, out / "runs.json")
+    for line in _outputs(result, out):
+        print(line)
+    print(f"wrote {out}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
