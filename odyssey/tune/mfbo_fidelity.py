@@ -1,0 +1,154 @@
+"""The fidelities of :mod:`odyssey.tune.mfbo`: the candidate pool from the analytic model,
+and the expensive evaluations (timed simulation of the generated design, or a model).
+
+* :func:`model_candidates`: search every design's tilings on the model (a registered
+  tuner, evolutionary by default) and keep the ``top_k`` distinct feasible points of
+  lowest latency (ties: fewer DSPs) across all designs;
+* :class:`TimedSimFidelity`: generate the design, write it to a temporary directory,
+  run :func:`~odyssey.codegen.timedsim.run_timed_sim`, and return the simulated cycles
+  (cached by ``(design, tiling)``); generation or simulation failures are
+  :class:`~odyssey.tune.mfbo.Measurement` values with the reason;
+* :class:`ModelFidelity`: a model variant as the expensive fidelity (the accurate
+  model above the ``max`` variant), for runs without a compiler.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Mapping, MutableMapping, Sequence
+from pathlib import Path
+
+from odyssey.codegen.generate import generate
+from odyssey.codegen.timedsim import run_timed_sim
+from odyssey.codegen.writer import write_design
+from odyssey.errors import OdysseyError
+from odyssey.mapping.space import Design, KernelSpace
+from odyssey.model import build_model
+from odyssey.model.design_model import DesignModel
+from odyssey.platforms import Platform
+from odyssey.tune import make_tuner
+from odyssey.tune.base import check_int, run_tuner
+from odyssey.tune.mfbo import Candidate, Measurement
+
+#: largest array dimension the generator builds (so the timed simulation can run)
+SIMULATABLE_MAX_DIM = 2
+TOP_K = 200
+SCREEN_SAMPLES = 3000
+
+
+def candidate(design: Design, tiling: Mapping[str, int], point: Mapping[str, object]) -> Candidate:
+    """The pool entry of ``design`` at ``tiling`` with the model's ``evaluate_one`` figures."""
+    return Candidate(
+        design=design.id, tiling=tuple((k, int(v)) for k, v in sorted(tiling.items())),
+        model_cycles=float(point["latency_cycles"]),  # type: ignore[arg-type]
+        dsp=float(point["dsp"]), bram18k=float(point["bram18k"]),  # type: ignore[arg-type]
+        space_loops=design.space_loops, reuse_loops=design.order_groups[1],
+        partial_sums=design.output_accumulation == "partial_sums_leave_array")
+
+
+def model_candidates(
+    space: KernelSpace,
+    *,
+    platform: Platform,
+    designs: Sequence[Design] | None = None,
+    top_k: int = TOP_K,
+    samples: int = SCREEN_SAMPLES,
+    seed: int = 0,
+    method: str = "evolutionary",
+    variant: str = "accurate",
+) -> tuple[Candidate, ...]:
+    """The ``top_k`` best distinct feasible design points of the ``variant`` model.
+
+    Every design of ``designs`` (default: the simulatable ones, at most
+    :data:`SIMULATABLE_MAX_DIM`-D arrays) is searched with tuner ``method`` for ``samples``
+    model evaluations; a design whose model cannot be built is skipped. Ranked by model
+    latency, then DSP, BRAM, design id and tiling (deterministic).
+    """
+    top_k = check_int("top_k", top_k, minimum=1)
+    samples = check_int("samples", samples, minimum=1)
+    chosen = tuple(designs) if designs is not None else tuple(
+        d for d in space.designs if len(d.space_loops) <= SIMULATABLE_MAX_DIM)
+    rows: dict[tuple[str, tuple[tuple[str, int], ...]], tuple[float, float, float, Design]] = {}
+    for design in chosen:
+        try:
+            model = build_model(space, design, platform=platform, variant=variant)
+        except OdysseyError:
+            continue
+        result = run_tuner(make_tuner(method, model, seed=seed), model, samples=samples)
+        for t in result.trials:
+            if t.feasible:
+                key = (design.id, tuple(sorted((k, int(v)) for k, v in t.tiling.items())))
+                rows[key] = (t.latency_cycles, t.dsp, t.bram18k, design)
+    ranked = sorted(rows.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[1][2], kv[0]))
+    return tuple(
+        Candidate(design=did, tiling=tiling, model_cycles=lat, dsp=dsp, bram18k=bram,
+                  space_loops=d.space_loops, reuse_loops=d.order_groups[1],
+                  partial_sums=d.output_accumulation == "partial_sums_leave_array")
+        for (did, tiling), (lat, dsp, bram, d) in ranked[:top_k])
+
+
+class TimedSimFidelity:
+    """Simulated latency (cycles) of a candidate's generated design.
+
+    ``cache`` (any mutable mapping, a dict by default) keeps results by
+    ``(design, tiling)``; a cached result is returned with its original seconds.
+    ``seed`` seeds the testbench data; ``timeout_s`` and ``cxx`` go to the simulation.
+    """
+
+    def __init__(
+        self, space: KernelSpace, *, timeout_s: float = 300.0, cxx: str = "g++", seed: int = 1,
+        cache: MutableMapping[tuple[str, tuple[tuple[str, int], ...]], Measurement] | None = None,
+    ) -> None:
+        self.space = space
+        self.timeout_s = timeout_s
+        self.cxx = cxx
+        self.seed = seed
+        self.cache = cache if cache is not None else {}
+        self.runs = 0  # simulations actually run (cache misses)
+
+    def __call__(self, c: Candidate) -> Measurement:
+        got = self.cache.get(c.key)
+        if got is not None:
+            return got
+        start = time.perf_counter()
+        try:
+            gen = generate(self.space, self.space.design(c.design), dict(c.tiling), seed=self.seed)
+            if gen.model_only:
+                m = Measurement(None, time.perf_counter() - start, "not_simulatable",
+                                gen.model_only)
+            else:
+                with tempfile.TemporaryDirectory(prefix="odyssey-mfbo-") as tmp:
+                    res = run_timed_sim(write_design(gen, Path(tmp) / "design"),
+                                        timeout_s=self.timeout_s, cxx=self.cxx)
+                ok = res.passed and res.cycles is not None
+                m = Measurement(float(res.cycles) if ok else None,  # type: ignore[arg-type]
+                                time.perf_counter() - start, res.status,
+                                "" if ok else res.message)
+        except OdysseyError as exc:
+            m = Measurement(None, time.perf_counter() - start, "error", str(exc))
+        self.runs += 1
+        self.cache[c.key] = m
+        return m
+
+
+class ModelFidelity:
+    """A performance model as the expensive fidelity: its latency at the candidate's
+    tiling (failed when the point is not feasible there)."""
+
+    def __init__(self, models: Mapping[str, DesignModel]) -> None:
+        self.models = dict(models)
+
+    @classmethod
+    def build(cls, space: KernelSpace, designs: Sequence[Design], *, platform: Platform,
+              variant: str = "accurate") -> ModelFidelity:
+        return cls({d.id: build_model(space, d, platform=platform, variant=variant)
+                    for d in designs})
+
+    def __call__(self, c: Candidate) -> Measurement:
+        start = time.perf_counter()
+        point = self.models[c.design].evaluate_one(dict(c.tiling))
+        seconds = time.perf_counter() - start
+        if not point["feasible"]:
+            return Measurement(None, seconds, "infeasible", str(point["reason"]))
+        return Measurement(float(point["latency_cycles"]), seconds)
