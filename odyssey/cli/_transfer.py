@@ -1,0 +1,74 @@
+"""`odyssey network NET --transfer`: tune every layer from scratch and with transfer from
+similar layers, and report the time each needed to reach the same per-layer quality."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from odyssey.cli._common import table
+
+
+def run_transfer(args: argparse.Namespace) -> int:
+    from odyssey.platforms import load_platform
+    from odyssey.studies.networks import load_network
+    from odyssey.studies.transfer import ProgressFn, tune_layers
+    from odyssey.studies.transfer_report import QUALITY, compare, comparison_record
+
+    network = load_network(args.network)
+    platform = load_platform(args.platform)
+    time_s = args.time if args.time is not None or args.samples is not None else 2.0
+    live = sys.stderr.isatty()
+
+    def report(label: str) -> ProgressFn | None:
+        def show(shape: int, shapes: int, layers: str, design: int, designs: int,
+                 design_id: str) -> None:
+            print(f"\r{label}: shape {shape}/{shapes} [{layers}] design {design}/{designs} "
+                  f"{design_id}\x1b[K", end="", file=sys.stderr, flush=True)
+        return show if live else None
+
+    runs = []
+    try:
+        for label, with_transfer in (("from scratch", False), ("with transfer", True)):
+            runs.append(tune_layers(
+                network, kernel=args.kernel, dw_kernel=args.dw_kernel, platform=platform,
+                design=args.design, samples=args.samples, time_s=time_s, seed=args.seed,
+                method=args.method, transfer=with_transfer, progress=report(label)))
+    finally:
+        if live:
+            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+    scratch, transfer = runs
+    c = compare(scratch, transfer, quality=QUALITY)
+    rows = [["layers", "kind", "sizes", "from", "scratch GOP/s", "transfer GOP/s",
+             "scratch samples", "transfer samples", "scratch s", "transfer s"]]
+    for s in c.shapes:
+        rows.append([",".join(s.layers), s.kind, " ".join(f"{k}{v}" for k, v in s.sizes),
+                     ",".join(s.sources) or "-", f"{s.scratch_gops:.1f}",
+                     f"{s.transfer_gops:.1f}", f"{s.scratch_samples:,}",
+                     f"{s.transfer_samples:,}" + ("" if s.reached else " (not reached)"),
+                     f"{s.scratch_seconds:.1f}", f"{s.transfer_seconds:.1f}"])
+    budget = (f"{args.samples} samples" if args.samples else f"{time_s:g} s") + " per design"
+    print(f"{network.title}: {len(c.shapes)} unique shapes, design {args.design}, method "
+          f"{args.method}, {budget}, seed {args.seed}")
+    print(f"time to reach {QUALITY:.0%} of the from-scratch result of each shape (the designs "
+          "searched one after another; transfer: seeds from, and design order of, the "
+          "nearest tuned shapes)")
+    print(table(rows))
+    print(f"total to {QUALITY:.0%}: {c.scratch_samples:,} samples / {c.scratch_seconds:.1f} s "
+          f"from scratch, {c.transfer_samples:,} samples / {c.transfer_seconds:.1f} s with "
+          f"transfer: {c.speedup_samples:.2f}x fewer samples, {c.speedup_seconds:.2f}x less "
+          "time")
+    if c.unreached:
+        print(f"not reached with transfer (charged the whole search): {', '.join(c.unreached)}")
+    print(f"whole runs: {scratch.seconds:.1f} s from scratch, {transfer.seconds:.1f} s with "
+          "transfer")
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(comparison_record(c, scratch, transfer), indent=1) + "\n")
+    interrupted = scratch.interrupted or transfer.interrupted
+    if interrupted:
+        print("odyssey: interrupted; the shapes finished in both runs are compared",
+              file=sys.stderr)
+    return 130 if interrupted else 0

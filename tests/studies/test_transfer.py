@@ -1,0 +1,163 @@
+"""Transfer across layers: rescaled tilings are legal, similar shapes follow each other,
+seeds from a similar layer reach the target sooner, the time-to-quality arithmetic."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from odyssey.cli import main
+from odyssey.frontend import load_scop
+from odyssey.mapping.space import analyse
+from odyssey.model import build_model
+from odyssey.platforms import load_platform
+from odyssey.studies.networks import Network, ShapeGroup, load_network, parse_network
+from odyssey.studies.transfer import (
+    DesignRun,
+    ShapeRun,
+    TransferRun,
+    design_order,
+    rescale_tiling,
+    tune_layers,
+    tuning_order,
+)
+from odyssey.studies.transfer_report import compare
+from odyssey.tune import SearchSpace, TracePoint
+
+ROOT = Path(__file__).resolve().parents[2]
+CNN = ROOT / "kernels" / "cnn.c"
+U250 = load_platform("u250")
+
+
+def _sizes(o: int, i: int, h: int, w: int, p: int = 3, q: int = 3) -> dict[str, str]:
+    return {"O": str(o), "I": str(i), "H": str(h), "W": str(w), "P": str(p), "Q": str(q)}
+
+
+def _network(*layers: tuple[str, dict[str, int]]) -> Network:
+    doc = {"format": "odyssey-network/1", "name": "pair", "title": "two layers", "source": "test",
+           "layers": [{"name": n, "kind": "conv" if s["P"] > 1 else "pointwise", "sizes": s}
+                      for n, s in layers]}
+    return parse_network(json.dumps(doc), source="test")
+
+
+@pytest.mark.parametrize("design_id", ["o-oipq.hw", "oh-ohw.ipq", "hi-hwipq.o", "wi-oipq.hw"])
+def test_rescaled_tilings_are_legal_and_keep_simd_and_pe_grid(design_id: str) -> None:
+    src_ks = analyse(load_scop(CNN, _sizes(64, 64, 56, 56)))
+    dst_ks = analyse(load_scop(CNN, _sizes(128, 128, 28, 28)))
+    src = SearchSpace(build_model(src_ks, src_ks.design(design_id), platform=U250).params)
+    dst_design = dst_ks.design(design_id)
+    dst = SearchSpace(build_model(dst_ks, dst_design, platform=U250).params)
+    extents = {ch.loop: ch.extent for ch in src.chains}
+    rng = np.random.default_rng(0)
+    kept = 0
+    for genome in src.sample(rng, 200).tolist():
+        tiling = src.to_point(genome)
+        for proportional in (False, True):
+            got = rescale_tiling(tiling, source_extents=extents, space=dst,
+                                 space_loops=dst_design.space_loops, proportional=proportional)
+            assert dst.is_legal(dst.genome(got)), (tiling, got)
+        got = rescale_tiling(tiling, source_extents=extents, space=dst,
+                             space_loops=dst_design.space_loops)
+        for ch in dst.chains:
+            if len(ch.columns) != 2:
+                continue
+            a, b = (dst.names[c] for c in ch.columns)
+            if ch.loop in dst_design.space_loops:
+                same = tiling[a] // tiling[b] == got[a] // got[b]  # the PE count
+            else:
+                same = tiling[b] == got[b]  # SIMD lanes / latency hiding
+            kept += same
+    assert kept > 0.8 * 200 * sum(len(ch.columns) == 2 for ch in dst.chains)
+
+
+def test_rescaling_follows_the_size_ratio() -> None:
+    ks = analyse(load_scop(CNN, _sizes(128, 128, 28, 28)))
+    design = ks.design("o-oipq.hw")
+    space = SearchSpace(build_model(ks, design, platform=U250).params)
+    src = {"o": 64, "i": 64, "h": 56, "w": 56, "p": 3, "q": 3}
+    tiling = {n: 1 for n in space.names} | {"T_o1": 32, "T_o2": 4, "T_i1": 16, "T_h1": 56,
+                                             "T_w1": 8, "T_p1": 3, "T_q1": 3}
+    got = rescale_tiling(tiling, source_extents=src, space=space, space_loops=design.space_loops)
+    assert got["T_o1"] // got["T_o2"] == 8 and got["T_o2"] == 8  # 8 PEs kept, per-PE x2
+    assert got["T_i1"] == 32 and got["T_h1"] == 28 and got["T_w1"] == 4
+    assert got["T_p1"] == 3 and got["T_q1"] == 3
+
+
+def test_tuning_order_chains_similar_shapes_within_kinds() -> None:
+    net = load_network("resnet50")
+    from odyssey.studies.networks import unique_shapes
+
+    groups = unique_shapes(net)
+    order = tuning_order(groups)
+    assert sorted(order) == list(range(len(groups)))
+    kinds = [groups[k].kind for k in order]
+    assert kinds == sorted(kinds, key=lambda k: kinds.index(k))  # each kind contiguous
+    for kind in set(kinds):
+        first = next(k for k in order if groups[k].kind == kind)
+        assert groups[first].first.macs == min(g.first.macs for g in groups if g.kind == kind)
+
+
+def _run(shape_designs: list[tuple[str, float, list[tuple[int, float]], int]], index: int = 0
+         ) -> ShapeRun:
+    group = ShapeGroup("conv", (("O", 8),), (load_network("vgg16").layers[0],))
+    runs = tuple(DesignRun(d, g, (), (), (), tuple(TracePoint(s, s / 100, v) for s, v in tr),
+                           n, n / 100, 0) for d, g, tr, n in shape_designs)
+    return ShapeRun(index, group, runs, ())
+
+
+def test_time_to_quality_counts_earlier_designs_whole() -> None:
+    scratch = _run([("a", 50.0, [(10, 40.0), (90, 50.0)], 100),
+                    ("b", 100.0, [(5, 60.0), (70, 99.5), (80, 100.0)], 100)])
+    assert scratch.time_to(99.0) == (170, pytest.approx(1.7))
+    transfer = _run([("b", 100.0, [(3, 99.2)], 100), ("a", 50.0, [(10, 50.0)], 100)])
+    assert transfer.time_to(99.0) == (3, pytest.approx(0.03))
+    run = TransferRun(load_network("vgg16"), False, False, "evolutionary", 0, 100, None,
+                      (scratch,), False, 1.0)
+    got = compare(run, TransferRun(run.network, True, True, "evolutionary", 0, 100, None,
+                                   (transfer,), False, 1.0))
+    (s,) = got.shapes
+    assert (s.scratch_samples, s.transfer_samples, s.reached) == (170, 3, True)
+    assert got.speedup_samples == pytest.approx(170 / 3)
+    assert design_order([], [scratch]) == []
+
+
+def test_seeds_from_a_similar_layer_reach_the_target_sooner() -> None:
+    """A pair of similar layers, one design: tuned after the first, the second reaches 99%
+    of its from-scratch result in fewer samples than from scratch (for each of 3 seeds)."""
+    net = _network(("small", {"O": 64, "I": 64, "H": 28, "W": 28, "P": 3, "Q": 3}),
+                   ("large", {"O": 128, "I": 128, "H": 28, "W": 28, "P": 3, "Q": 3}))
+    for seed in range(3):
+        kw: dict[str, Any] = {"kernel": CNN, "platform": U250, "design": "o-oipq.hw",
+                              "samples": 1500, "seed": seed, "method": "evolutionary"}
+        scratch = tune_layers(net, transfer=False, **kw)
+        transfer = tune_layers(net, transfer=True, **kw)
+        assert [s.group.names for s in scratch.shapes] == [("small",), ("large",)]
+        (first, second) = compare(scratch, transfer).shapes
+        assert first.scratch_samples == first.transfer_samples  # nothing to transfer from
+        assert second.sources == ("small",) and second.seeded_designs == 1
+        assert second.reached and second.transfer_samples < second.scratch_samples, (seed, second)
+
+
+def test_cli_network_transfer_reports_the_time_to_quality(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pair.json"
+    doc = {"format": "odyssey-network/1", "name": "pair", "title": "pair", "source": "test",
+           "layers": [{"name": "a", "kind": "conv", "sizes": {"O": 32, "I": 32, "H": 14, "W": 14,
+                                                             "P": 3, "Q": 3}},
+                      {"name": "b", "kind": "conv", "sizes": {"O": 64, "I": 32, "H": 14, "W": 14,
+                                                             "P": 3, "Q": 3}}]}
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "t.json"
+    code = main(["network", str(path), "--kernel", str(CNN), "--transfer", "--samples", "300",
+                 "--design", "o-oipq.hw", "--method", "evolutionary", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "time to reach 99% of the from-scratch result" in text
+    assert "total to 99%" in text
+    rec = json.loads(out.read_text())
+    assert rec["quality"] == 0.99 and len(rec["shapes"]) == 2
+    assert rec["shapes"][1]["sources"] == ["a"]
