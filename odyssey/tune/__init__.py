@@ -6,8 +6,12 @@
 * :mod:`.operators`: :class:`HybridMutation`, :class:`PerLoopCrossover`, ...;
 * :mod:`.evolutionary`, :mod:`.random_search`: the searches;
 * :mod:`.mp_seed`: the mathematical-programming seed (Pyomo, through :mod:`.nlsolve`);
-* :mod:`.odyssey_tuner`: MP seed + evolutionary search, and the registry
-  :data:`TUNERS` / :func:`make_tuner`.
+* :mod:`.odyssey_tuner`: MP seed + evolutionary search;
+* baselines (``docs/tuners.md``): :mod:`.exhaustive`, :mod:`.annealing`, :mod:`.bayesian`
+  (Optuna TPE), :mod:`.ensemble` (OpenTuner-style), :mod:`.rl` (ConfuciuX-style),
+  :mod:`.mind_mappings`, :mod:`.gbfs` and :mod:`.a2c` (over the moves of :mod:`.moves`),
+  :mod:`.sunstone`;
+* :mod:`.registry`: :data:`TUNERS`, :func:`make_tuner`, :func:`tuner_options`.
 
 Typical use::
 
@@ -18,6 +22,8 @@ Typical use::
 
 from __future__ import annotations
 
+from odyssey.tune.a2c import NeighbourhoodA2C
+from odyssey.tune.annealing import SimulatedAnnealing
 from odyssey.tune.base import (
     Point,
     Progress,
@@ -29,7 +35,12 @@ from odyssey.tune.base import (
     fitness,
     run_tuner,
 )
+from odyssey.tune.bayesian import BayesianOptimization
+from odyssey.tune.ensemble import OpenTunerEnsemble
 from odyssey.tune.evolutionary import Evolutionary
+from odyssey.tune.exhaustive import ExhaustiveSearch
+from odyssey.tune.gbfs import GreedyBestFirst
+from odyssey.tune.mind_mappings import MindMappings
 from odyssey.tune.mp_seed import (
     OBJECTIVES,
     SOLVERS,
@@ -39,7 +50,7 @@ from odyssey.tune.mp_seed import (
     round_candidates,
 )
 from odyssey.tune.nlsolve import NLSolveResult, solve_nl
-from odyssey.tune.odyssey_tuner import TUNERS, OdysseyTuner, make_tuner, tuner_options
+from odyssey.tune.odyssey_tuner import OdysseyTuner
 from odyssey.tune.operators import (
     BaseCrossover,
     BaseMutation,
@@ -49,13 +60,18 @@ from odyssey.tune.operators import (
     RandomMutation,
 )
 from odyssey.tune.random_search import RandomSearch
+from odyssey.tune.registry import TUNERS, make_tuner, tuner_options
+from odyssey.tune.rl import ReinforcementLearning
 from odyssey.tune.space import Chain, SearchSpace, divisors
+from odyssey.tune.sunstone import Sunstone
 
 __all__ = [
-    "OBJECTIVES", "SOLVERS", "TUNERS", "BaseCrossover", "BaseMutation", "Chain", "Evolutionary",
-    "FactorizationMutation", "HybridMutation", "MPSeedResult", "NLSolveResult", "OdysseyTuner",
-    "PerLoopCrossover", "Point", "Progress", "RandomMutation", "RandomSearch", "SearchSpace",
-    "StopReason", "TracePoint", "Trial", "TuneResult", "Tuner", "build_mp_model", "divisors",
-    "fitness", "make_tuner", "mp_seed", "round_candidates", "run_tuner", "solve_nl",
-    "tuner_options",
+    "OBJECTIVES", "SOLVERS", "TUNERS", "BaseCrossover", "BaseMutation", "BayesianOptimization",
+    "Chain", "Evolutionary", "ExhaustiveSearch", "FactorizationMutation", "GreedyBestFirst",
+    "HybridMutation", "MPSeedResult", "MindMappings", "NLSolveResult", "NeighbourhoodA2C",
+    "OdysseyTuner", "OpenTunerEnsemble", "PerLoopCrossover", "Point", "Progress",
+    "RandomMutation", "RandomSearch", "ReinforcementLearning", "SearchSpace",
+    "SimulatedAnnealing", "StopReason", "Sunstone", "TracePoint", "Trial", "TuneResult", "Tuner",
+    "build_mp_model", "divisors", "fitness", "make_tuner", "mp_seed", "round_candidates",
+    "run_tuner", "solve_nl", "tuner_options",
 ]

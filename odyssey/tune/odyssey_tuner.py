@@ -1,4 +1,4 @@
-"""The Odyssey tuner (MP seed + evolutionary search) and the registry of tuners.
+"""The Odyssey tuner (MP seed + evolutionary search); re-exports the registry of tuners.
 
 :class:`OdysseyTuner` solves the MP problem of :mod:`odyssey.tune.mp_seed` on its
 first ``ask`` (so the solve counts against the run's time) and hands the rounded
@@ -22,7 +22,6 @@ from odyssey.model.design_model import DesignModel, Evaluation
 from odyssey.tune.base import Point, Tuner, check_int, check_rng, check_unit
 from odyssey.tune.evolutionary import Evolutionary
 from odyssey.tune.mp_seed import N_SEEDS, OBJECTIVES, SOLVERS, MPSeedResult, mp_seed
-from odyssey.tune.random_search import RandomSearch
 
 #: defaults of the MP seed inside the Odyssey tuner
 MP_OBJECTIVE = "comm-comp"
@@ -84,11 +83,14 @@ class OdysseyTuner(Tuner):
         self.mp_fraction = check_unit("mp_fraction", mp_fraction)
         self.n_seeds = check_int("n_seeds", n_seeds, minimum=1)
         self.search = Evolutionary(model, rng=check_rng(rng), **search_options)
-        self.batch_size = self.search.batch_size
         self.mp_result: MPSeedResult | None = None
         self._time_limit = self.mp_time_limit_s
         self._max_evaluations: int | None = None
         self._seeded = mp_solver is None
+
+    @property
+    def batch_size(self) -> int:  # type: ignore[override]
+        return self.search.batch_size
 
     def begin(self, *, time_s: float | None, samples: int | None) -> None:
         if time_s is not None:
@@ -128,43 +130,8 @@ _OWN_OPTIONS = frozenset(
     if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "rng"
 )
 
-#: tuners by name, each constructed as ``cls(model, rng=..., **options)``
-TUNERS: dict[str, type[Tuner]] = {
-    "odyssey": OdysseyTuner,
-    "evolutionary": Evolutionary,
-    "random": RandomSearch,
-}
+# The registry moved to odyssey.tune.registry (which imports this module, so the names are
+# re-exported last: by then OdysseyTuner exists for it); importing them from here still works.
+from odyssey.tune.registry import TUNERS, make_tuner, tuner_options  # noqa: E402
 
-
-def tuner_options(name: str) -> frozenset[str]:
-    """The keyword options tuner ``name`` accepts (besides ``rng``)."""
-    if name not in TUNERS:
-        raise TunerError(f"unknown tuner {name!r}; choose one of {', '.join(TUNERS)}")
-    if TUNERS[name] is OdysseyTuner:
-        return _OWN_OPTIONS | _SEARCH_OPTIONS
-    params = inspect.signature(TUNERS[name].__init__).parameters
-    return frozenset(n for n, p in params.items()
-                     if p.kind is inspect.Parameter.KEYWORD_ONLY and n != "rng")
-
-
-def make_tuner(
-    name: str, model: DesignModel, *, seed: int | np.random.Generator, **options: Any
-) -> Tuner:
-    """Tuner ``name`` of :data:`TUNERS` for ``model``, seeded with ``seed`` (an int or a Generator).
-
-    Unknown names and options raise TunerError naming them; option values are
-    validated by the tuner.
-    """
-    allowed = tuner_options(name)
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise TunerError(f"unknown option(s) {', '.join(unknown)} for tuner {name!r}; its options "
-                         f"are {', '.join(sorted(allowed))}.")
-    if isinstance(seed, np.random.Generator):
-        rng = seed
-    elif isinstance(seed, int | np.integer) and not isinstance(seed, bool) and seed >= 0:
-        rng = np.random.default_rng(int(seed))
-    else:
-        raise TunerError(f"`seed` must be a non-negative integer or a numpy Generator, got {seed!r}.")
-    return TUNERS[name](model, rng=rng, **options)  # type: ignore[call-arg]
-
+__all__ = ["TUNERS", "OdysseyTuner", "make_tuner", "tuner_options"]
