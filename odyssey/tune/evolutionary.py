@@ -49,7 +49,7 @@ N_PARENTS = 16
 CROSSOVER_RATE = 0.5
 MUTATION_RATE = 0.9
 ALPHA = 0.4
-PATIENCE = 30
+PATIENCE = 8
 RESTARTS = 16
 INITIAL_SAMPLES = 64
 #: remembered genomes before the duplicate filter is reset (bounds memory on long runs)
@@ -70,7 +70,7 @@ class Evolutionary(Tuner):
     ``crossover_rate`` and ``mutation_rate`` in ``[0, 1]`` (0.5, 0.9), ``alpha`` in
     ``[0, 1]`` (0.4, the probability of factorization mutation; only without an
     explicit ``mutation``), ``patience >= 1`` generations or ``None`` to never
-    restart (30), ``restarts >= 0`` fruitless restarts before convergence, or ``None``
+    restart (8), ``restarts >= 0`` fruitless restarts before convergence, or ``None``
     to never converge (16), ``local_search`` (True), ``initial_samples >= 1`` random
     points of the first generation and of every restart (64). ``rng`` is required: the search is
     reproducible from it.
