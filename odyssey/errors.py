@@ -74,3 +74,7 @@ class TunerError(OdysseyError):
 
 class NetworkError(OdysseyError):
     """A network workload table that is missing, unknown or malformed."""
+
+
+class StudyError(OdysseyError):
+    """An architecture study that is unknown, misconfigured, or cannot run."""

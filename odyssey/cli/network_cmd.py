@@ -16,6 +16,14 @@ def _cmd_network(args: argparse.Namespace) -> int:
     from odyssey.studies.network_tuning import NetworkProgress, network_record, tune_network
     from odyssey.studies.networks import load_network, unique_shapes
 
+    if args.shared_array:
+        from odyssey.cli._shared_array import run_shared_array
+
+        return run_shared_array(args)
+    if args.transfer:
+        from odyssey.cli._transfer import run_transfer
+
+        return run_transfer(args)
     network = load_network(args.network)
     platform = load_platform(args.platform)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0
@@ -102,4 +110,14 @@ def register(sub: Any) -> None:
                     help="search method, a name of odyssey.tune.TUNERS (default odyssey: MP seed + "
                          "evolutionary search); an unknown name lists them")
     nw.add_argument("--json", metavar="OUT", help="write per-layer results and totals as JSON to OUT")
+    nw.add_argument("--shared-array", action="store_true",
+                    help="one array for every layer: search the PE grid, SIMD, latency hiding and "
+                         "buffer capacities once, tiles per layer (--time: per-layer optimum limit, "
+                         "default 3; --samples: arrays tried per design, default 40; --design all: "
+                         "the dataflows with ordering <[o,h,w],[i,p,q]>)")
+    nw.add_argument("--transfer", action="store_true",
+                    help="tune the layers from scratch and with transfer from similar layers "
+                         "(their best tilings rescaled as seeds, their design ranking), and report "
+                         "the time each needs to reach 99%% of the from-scratch result per layer "
+                         "(docs/mfbo.md)")
     nw.set_defaults(func=_cmd_network)

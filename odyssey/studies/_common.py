@@ -1,0 +1,173 @@
+"""Helpers the studies share: design spaces, exact optima per design, per-tiling metrics.
+
+A :class:`Point` is one design at one tiling with what the studies tabulate: throughput,
+latency, resources (also as fractions of the platform's usable budget), PE count, SIMD
+lanes, off-chip traffic, the bottleneck module, and how the tiling was found.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from odyssey.codegen.tiling import make_tiling
+from odyssey.frontend import load_scop
+from odyssey.mapping.space import Design, KernelSpace, analyse
+from odyssey.model import DesignModel, build_model
+from odyssey.model.report import model_record
+from odyssey.platforms import Platform
+from odyssey.studies.study import StudyContext
+from odyssey.tune import make_tuner, run_tuner
+from odyssey.tune.optimum import OptimumResult, find_optimum
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A design at a tiling, evaluated with the accurate model (``tiling`` None: nothing
+    feasible was found, every metric NaN)."""
+
+    design: str
+    dataflow: str
+    ordering: str
+    tiling: Mapping[str, int] | None
+    gops: float
+    latency_cycles: float
+    dsp: float
+    bram18k: float
+    dsp_use: float  # dsp / usable DSP
+    bram_use: float
+    pes: int
+    simd: int
+    offchip_bytes: float
+    bottleneck: str
+    status: str = ""  # how it was found: "optimal", "time_limit", "enumerated", ...
+    seconds: float = 0.0
+
+    @property
+    def tiling_text(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.tiling.items()) if self.tiling else "-"
+
+
+def kernel_space(ctx: StudyContext, kernel: str, defines: Mapping[str, str], *,
+                 max_dim: int = 2) -> KernelSpace:
+    """The design space of bundled kernel ``kernel`` (``mm.c``...) at ``defines``."""
+    return analyse(load_scop(ctx.kernel(kernel), dict(defines)), max_dim=max_dim)
+
+
+def designs_of(ks: KernelSpace, ids: Sequence[str] | None) -> list[Design]:
+    """The designs ``ids`` (in that order), or every design of the space."""
+    if ids is None:
+        return list(ks.designs)
+    return [ks.design(i) for i in ids]
+
+
+def evaluate_point(design: Design, model: DesignModel, tiling: Mapping[str, int] | None, *,
+                   status: str = "", seconds: float = 0.0,
+                   accurate: DesignModel | None = None) -> Point:
+    """``tiling`` of ``design`` under ``accurate`` (default ``model``) with every metric."""
+    m = accurate if accurate is not None else model
+    if tiling is None:
+        nan = math.nan
+        return Point(design.id, design.dataflow, design.ordering, None, nan, nan, nan, nan, nan,
+                     nan, 0, 0, nan, "-", status, seconds)
+    rec = model_record(m, tiling)
+    geo = make_tiling(design, tiling)
+    simd = geo.loop(design.simd_loop).t2 if design.simd_loop is not None else 1
+    return Point(
+        design=design.id, dataflow=design.dataflow, ordering=design.ordering, tiling=dict(tiling),
+        gops=float(rec["throughput_gops"]) if rec["feasible"] else math.nan,
+        latency_cycles=float(rec["latency_cycles"]), dsp=float(rec["dsp"]),
+        bram18k=float(rec["bram18k"]), dsp_use=float(rec["dsp"]) / m.budget["dsp"],
+        bram_use=float(rec["bram18k"]) / m.budget["bram18k"], pes=geo.num_pes, simd=simd,
+        offchip_bytes=float(rec["offchip_bytes_total"]), bottleneck=str(rec["bottleneck"]),
+        status=status, seconds=seconds)
+
+
+#: samples of the tuner run when the branch and bound stops at its time limit
+FALLBACK_SAMPLES = 20_000
+
+
+def optimum_point(design: Design, model: DesignModel, *, time_limit_s: float | None,
+                  seed: int = 0, accurate: DesignModel | None = None,
+                  fallback_samples: int = FALLBACK_SAMPLES) -> tuple[Point, OptimumResult]:
+    """The exact optimum of ``model``, evaluated with ``accurate`` (default ``model``).
+
+    When the branch and bound stops at ``time_limit_s``, the Odyssey tuner also runs
+    (``fallback_samples`` samples) and the faster of the two tilings is kept; the status
+    then reads ``time_limit, gap G%`` with ``G`` the distance of the kept latency to the
+    proven lower bound (``+tuner`` when the tuner's tiling is kept)."""
+    start = time.perf_counter()
+    tiling, _latency, status, opt = best_tiling(model, time_limit_s=time_limit_s, seed=seed,
+                                                fallback_samples=fallback_samples)
+    return evaluate_point(design, model, tiling, status=status,
+                          seconds=time.perf_counter() - start, accurate=accurate), opt
+
+
+def best_tiling(model: DesignModel, *, time_limit_s: float | None, seed: int = 0,
+                fallback_samples: int = FALLBACK_SAMPLES
+                ) -> tuple[dict[str, int] | None, float, str, OptimumResult]:
+    """:func:`optimum_point`'s search: ``(tiling, latency, status, branch-and-bound result)``."""
+    opt = find_optimum(model, time_limit_s=time_limit_s, seed=seed)
+    tiling = dict(opt.tiling) if opt.tiling is not None else None
+    status, latency = str(opt.status), opt.latency_cycles
+    if opt.status == "time_limit" and fallback_samples > 0:
+        res = run_tuner(make_tuner("odyssey", model, seed=seed), model, samples=fallback_samples)
+        if res.best is not None and res.best.latency_cycles < latency:
+            tiling, latency = dict(res.best.tiling), res.best.latency_cycles
+            status += "+tuner"
+        if math.isfinite(latency) and latency > 0:
+            status += f", gap {max(0.0, latency - opt.lower_bound_cycles) / latency:.0%}"
+    return tiling, latency, status, opt
+
+
+Optimum = tuple[Design, DesignModel, Point, OptimumResult]
+
+
+def optima(ctx: StudyContext, ks: KernelSpace, designs: Iterable[Design], *, platform: Platform,
+           variant: str = "accurate", time_limit_s: float | None = None,
+           label: str = "optimum") -> list[Optimum]:
+    """The exact optimum of every design (accurate-model metrics), reporting progress."""
+    out = []
+    todo = list(designs)
+    for k, d in enumerate(todo, 1):
+        model = build_model(ks, d, platform=platform, variant=variant)
+        accurate = model if variant == "accurate" else build_model(ks, d, platform=platform)
+        point, opt = optimum_point(d, model, time_limit_s=time_limit_s, seed=ctx.seed,
+                                   accurate=accurate)
+        ctx.say(f"{label} {k}/{len(todo)} {d.id}: {point.gops:.1f} GOP/s ({opt.status}, "
+                f"{opt.seconds:.1f} s)")
+        out.append((d, model, point, opt))
+    return out
+
+
+def best(points: Iterable[Point]) -> Point:
+    """The point of highest throughput (NaN counts as nothing)."""
+    pts = [p for p in points if math.isfinite(p.gops)]
+    return max(pts, key=lambda p: p.gops)
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b > 0 and math.isfinite(a) and math.isfinite(b) else math.nan
+
+
+def geomean(values: Sequence[float], weights: Sequence[float] | None = None) -> float:
+    """Weighted geometric mean of positive values (NaN if any is not positive)."""
+    w = list(weights) if weights is not None else [1.0] * len(values)
+    if not values or any(not (v > 0) for v in values):
+        return math.nan
+    return math.exp(sum(wi * math.log(v) for v, wi in zip(values, w, strict=True)) / sum(w))
+
+
+POINT_COLUMNS = ("design", "dataflow", "ordering", "throughput_gops", "latency_cycles", "dsp",
+                 "dsp_use", "bram18k", "bram_use", "pes", "simd", "offchip_mb", "bottleneck",
+                 "status", "search_s", "tiling")
+
+
+def point_row(p: Point) -> tuple[str | int | float | None, ...]:
+    """The cells of :data:`POINT_COLUMNS`."""
+    return (p.design, p.dataflow, p.ordering, p.gops, p.latency_cycles, p.dsp, p.dsp_use,
+            p.bram18k, p.bram_use, p.pes, p.simd, p.offchip_bytes / 1e6, p.bottleneck, p.status,
+            round(p.seconds, 2), p.tiling_text)
+
