@@ -77,6 +77,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if args.method not in TUNERS:
         raise OdysseyError(f"--method {args.method}: unknown search method; choose one of "
                            f"{', '.join(TUNERS)}")
+    if args.method == "mfbo" or args.fidelity != "model" or args.budget is not None:
+        from odyssey.cli._mfbo import run_mfbo_command
+
+        return run_mfbo_command(args)
     if args.method != "odyssey" and (args.mp_objective is not None or args.mp_solver is not None):
         raise OdysseyError(f"--mp-objective and --mp-solver apply to --method odyssey only, "
                            f"not --method {args.method}")
@@ -204,12 +208,18 @@ def register(sub: Any) -> None:
     t.add_argument("--method", default="odyssey", metavar="NAME",
                    help="search method, a name of odyssey.tune.TUNERS (default odyssey: MP seed + "
                         "evolutionary search); an unknown name lists them")
-    t.add_argument("--mp-objective", choices=("comm-comp", "comp", "comm"),
+    t.add_argument("--mp-objective", choices=("comm-comp", "comp", "comm", "latency"),
                    help="objective of the MP seed (default comm-comp)")
     t.add_argument("--mp-solver", choices=("ipopt", "scip", "none"),
                    help="solver of the MP seed, or none for no seed (default ipopt)")
     t.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
     t.add_argument("--emit", metavar="DIR", help="generate the HLS design of the best point into DIR")
+    t.add_argument("--fidelity", choices=("model", "sim"), default="model",
+                   help="with --method mfbo: what confirms the model's best designs, the timed "
+                        "simulation (sim) or the accurate model above the max variant (model, "
+                        "default); docs/mfbo.md")
+    t.add_argument("--budget", type=positive_int, metavar="N",
+                   help="with --method mfbo: expensive evaluations (default 20)")
     t.set_defaults(func=_cmd_tune)
 
     o = sub.add_parser("optimum", help="the provably best tiling of one design under the accurate model")

@@ -5,8 +5,8 @@ the same layer type).
 * Similarity (:func:`shape_distance`): shapes of the same kind only (conv, pointwise,
   depthwise have distinct computation patterns), Euclidean distance of their log2 sizes.
 * Order (:func:`tuning_order`): the unique shapes, grouped by kind, in a greedy
-  nearest-neighbour chain from the smallest layer of each kind, so similar shapes follow
-  each other and every shape but the first of its kind has tuned neighbours.
+  nearest-neighbour chain from the medoid of each kind, so similar shapes follow each
+  other and every shape but the first of its kind has tuned neighbours.
 * Seeds (:func:`transfer_seeds`): for each design, the best tilings the ``n_sources``
   nearest tuned shapes found with that design, rescaled to the new sizes
   (:func:`rescale_tiling`) and repaired to legal points, are the tuner's
@@ -124,13 +124,15 @@ def shape_distance(a: ShapeGroup, b: ShapeGroup) -> float:
 
 def tuning_order(groups: Sequence[ShapeGroup]) -> list[int]:
     """Indices of ``groups``: kind by kind (in order of first appearance), each kind a greedy
-    nearest-neighbour chain starting from its layer of fewest MACs (the smallest search
-    space: the cheapest to tune without history)."""
+    nearest-neighbour chain starting from its medoid (the shape of least total distance to
+    the others: the most representative one, tuned without history, then each shape after
+    its nearest neighbours; outliers such as a 3-channel first layer come last)."""
     order: list[int] = []
     kinds = list(dict.fromkeys(g.kind for g in groups))
     for kind in kinds:
         left = [k for k, g in enumerate(groups) if g.kind == kind]
-        cur = min(left, key=lambda k: (groups[k].first.macs, k))
+        cur = min(left, key=lambda k: (sum(shape_distance(groups[k], groups[j]) for j in left),
+                                       k))
         while True:
             order.append(cur)
             left.remove(cur)

@@ -22,6 +22,7 @@ from odyssey.studies.transfer import (
     TransferRun,
     design_order,
     rescale_tiling,
+    shape_distance,
     tune_layers,
     tuning_order,
 )
@@ -97,8 +98,13 @@ def test_tuning_order_chains_similar_shapes_within_kinds() -> None:
     kinds = [groups[k].kind for k in order]
     assert kinds == sorted(kinds, key=lambda k: kinds.index(k))  # each kind contiguous
     for kind in set(kinds):
-        first = next(k for k in order if groups[k].kind == kind)
-        assert groups[first].first.macs == min(g.first.macs for g in groups if g.kind == kind)
+        same = [k for k in order if groups[k].kind == kind]
+        total = [sum(shape_distance(groups[a], groups[b]) for b in same) for a in same]
+        assert total[0] == min(total)  # the medoid first
+        for k in range(1, len(same)):  # then always the nearest of the shapes left
+            prev, rest = same[k - 1], same[k:]
+            assert shape_distance(groups[prev], groups[same[k]]) == min(
+                shape_distance(groups[prev], groups[j]) for j in rest)
 
 
 def _run(shape_designs: list[tuple[str, float, list[tuple[int, float]], int]], index: int = 0
