@@ -10,11 +10,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from odyssey.cli import design_cmds, network_cmd, study_cmd, tune_cmds
+from odyssey.cli import design_cmds, network_cmd, pareto_cmd, study_cmd, tune_cmds
 from odyssey.errors import OdysseyError
 
 #: subcommand modules, in the order `odyssey --help` lists them
-COMMAND_MODULES = (design_cmds, tune_cmds, network_cmd, study_cmd)
+COMMAND_MODULES = (design_cmds, tune_cmds, network_cmd, study_cmd, pareto_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,91 @@
+"""`odyssey pareto`: files written, their content, clean errors, Ctrl-C."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from odyssey.cli import main
+from odyssey.model.design_model import DesignModel
+
+ROOT = Path(__file__).resolve().parents[2]
+MM = str(ROOT / "kernels" / "mm.c")
+SMALL = ["-D", "I=12", "-D", "J=12", "-D", "K=12"]
+
+
+def test_pareto_writes_json_csv_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "front"
+    code = main(["pareto", MM, *SMALL, "--design", "all", "--objectives", "latency,dsp,bram18k",
+                 "--method", "nsga2", "--samples", "3000", "--seed", "1", "--adrs", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0
+    doc = json.loads((out / "front.json").read_text())
+    assert doc["method"] == "nsga2" and doc["status"] == "samples" and doc["seed"] == 1
+    assert doc["objectives"] == ["latency", "dsp", "bram18k"] and len(doc["designs"]) == 18
+    assert doc["front_size"] == len(doc["points"]) > 0
+    assert set(doc["reference"]) == {"latency", "dsp", "bram18k"}
+    assert 0 < doc["hypervolume"] <= 1 and doc["adrs"]["value"] >= 0
+    assert doc["command"].startswith("odyssey pareto ") and "--samples 3000" in doc["command"]
+    point = doc["points"][0]
+    assert set(point) >= {"design", "dataflow", "ordering", "tiling", "latency_cycles",
+                          "throughput_gops", "dsp", "bram18k", "feasible"}
+    with (out / "front.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == doc["front_size"]
+    assert rows[0]["design"] == point["design"] and rows[0]["feasible"] == "true"
+    assert rows[0]["tiling"] == " ".join(f"{k}={v}" for k, v in point["tiling"].items())
+    assert (out / "front.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "hypervolume" in text and "ADRS to the exact front" in text and "wrote" in text
+
+
+def test_pareto_exact_one_design(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["pareto", MM, *SMALL, "--design", "ij-ij.k", "--objectives", "latency,dsp",
+                 "--out", str(tmp_path)])
+    assert code == 0
+    doc = json.loads((tmp_path / "front.json").read_text())
+    assert doc["method"] == "exact" and doc["exact"] and doc["designs"][0]["design"] == "ij-ij.k"
+    assert "exact: every legal tiling evaluated" in capsys.readouterr().out
+
+
+def test_bad_objective_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["pareto", MM, *SMALL, "--objectives", "latency,power", "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "unknown objective 'power'" in err and "latency, dsp, bram18k, uram, offchip" in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_reference_point_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["pareto", MM, *SMALL, "--design", "ij-ij.k", "--objectives", "latency,dsp",
+                 "--reference", "latency=1e6", "--out", str(tmp_path)])
+    assert code == 0
+    doc = json.loads((tmp_path / "front.json").read_text())
+    assert doc["reference"]["latency"] == 1e6 and doc["reference"]["dsp"] == doc["budget"]["dsp"]
+    capsys.readouterr()
+    assert main(["pareto", MM, *SMALL, "--objectives", "latency,dsp", "--reference", "bram18k=4"]) == 2
+    assert "--reference bram18k=4: expected OBJECTIVE=VALUE" in capsys.readouterr().err
+    assert main(["pareto", MM, *SMALL, "--reference", "dsp=-1"]) == 2
+    assert "positive" in capsys.readouterr().err
+
+
+def test_ctrl_c_still_writes_the_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    calls = {"n": 0}
+    real = DesignModel.evaluate
+
+    def evaluate(self: DesignModel, *args: object, **kw: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == 40:
+            raise KeyboardInterrupt
+        return real(self, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DesignModel, "evaluate", evaluate)
+    code = main(["pareto", MM, *SMALL, "--method", "nsga2", "--samples", "1000000",
+                 "--out", str(tmp_path)])
+    assert code == 130
+    doc = json.loads((tmp_path / "front.json").read_text())
+    assert doc["status"] == "interrupted" and doc["front_size"] > 0
+    assert "interrupted" in capsys.readouterr().err
