@@ -15,7 +15,8 @@ here Optuna's Tree-structured Parzen Estimator does the same job natively on int
   objective;
 * ``batch_size`` trials are asked at a time (TPE's constant liar covers the pending
   ones); a suggestion that repairs to an already evaluated tiling is told the known
-  result at once and costs no sample.
+  result at once and costs no sample; when TPE keeps suggesting known tilings, random
+  ones are enqueued as trials to fill the batch.
 
 Optuna's own log messages are silenced (its verbosity is set to WARNING).
 """
@@ -104,6 +105,12 @@ class BayesianOptimization(Tuner):
                 self._pending[g].append(trial)
             else:
                 self._pending[g] = [trial]
+                batch.append(g)
+        for row in self.space.sample(self.rng, n - len(batch)).tolist():
+            g = tuple(row)  # TPE keeps suggesting known tilings: random trials instead
+            if g not in self._known and g not in self._pending:
+                self.study.enqueue_trial(self.space.to_point(g))
+                self._pending[g] = [self.study.ask(self.distributions)]
                 batch.append(g)
         return self.space.to_points(batch)
 

@@ -19,7 +19,8 @@ search it runs by default (``AUCBanditMetaTechniqueA``) is written out here:
 * the meta-technique (Fialho et al.'s AUC bandit, ``C = 0.05``, a window of 500):
   each proposal comes from the technique of highest ``AUC + C * sqrt(2 log2 |H| / n_t)``
   where the AUC credits proposals that were a new global best, recent ones most;
-* a tiling that was already evaluated is answered from a cache (no sample spent).
+* a tiling that was already evaluated is answered from a cache (no sample spent); when
+  every technique keeps proposing known tilings, random ones fill the batch.
 """
 
 from __future__ import annotations
@@ -154,6 +155,11 @@ class OpenTunerEnsemble(Tuner):
                 self._wait(g, name, u)
             else:
                 self._wait(g, name, u)
+                batch.append(g)
+        for row in self.space.sample(self.rng, 4 * (n - len(batch))).tolist():
+            g = tuple(row)  # every technique proposed known tilings: random ones instead
+            if len(batch) < n and g not in self._known and g not in self._waiting:
+                self._wait(g, "random", self.cube.encode(g))
                 batch.append(g)
         return self.space.to_points(batch)
 

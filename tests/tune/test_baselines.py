@@ -395,3 +395,12 @@ def test_benchmark_reads_every_run_at_every_budget_point() -> None:
         assert r.fraction is None or 0 <= r.fraction <= 1 + 1e-9
     early, late = (result.median_fraction("annealing", b) for b in ("0.05s", "0.2s"))
     assert early is not None and late is not None and early <= late
+
+
+@pytest.mark.parametrize("name", ["opentuner", "bayesian", "annealing", "gbfs", "a2c"])
+def test_keeps_proposing_new_tilings_after_converging(name: str) -> None:
+    """A tuner whose own proposals are all known falls back to new random tilings."""
+    options = {"n_startup_trials": 200} if name == "bayesian" else {}
+    result = run_tuner(make_tuner(name, SMALL, seed=0, **options), SMALL, samples=1500)
+    assert result.stop_reason == "samples"
+    assert len({tuple(t.tiling.values()) for t in result.trials}) >= 1400
