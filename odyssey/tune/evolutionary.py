@@ -19,12 +19,17 @@
   factorization and pair move, nearest first) is queued and proposed before any
   new child, in batches that start at ``LOCAL_BATCH`` points and double after
   every batch without improvement (up to ``MAX_LOCAL_BATCH``); an improvement
-  re-centres the queue on the new best. So every best point is polished to a
+  re-centres the queue on the new best. The neighbours are drawn at random,
+  weighted towards near moves. Under a sample budget ``N`` at most
+  ``max(LOCAL_BATCH, N * LOCAL_SHARE)`` neighbours of one centre are proposed
+  (and batches stay below that), so polishing a poor basin cannot eat the
+  budget; under a time budget alone the whole neighbourhood is, since building
+  and evaluating it in bulk costs far less time than breeding children. So every best point is polished to a
   local optimum of the moves, cheaply: the neighbourhood is built in bulk with
   numpy, not child by child. Of a local batch only its best point may join the
   population, which keeps the population diverse.
-* Restarts: after ``patience`` generations (tells of bred children) without a
-  better best, the population is dropped and the search starts again from
+* Restarts: after ``patience * min(r + 1, 4)`` generations (tells of bred
+  children; ``r`` restarts so far) without a better best, the population is dropped and the search starts again from
   random points (the best ever found stays the result; points already proposed
   are still never proposed again). The search has converged after ``restarts``
   restarts in a row that did not improve the best.
@@ -50,7 +55,7 @@ CROSSOVER_RATE = 0.5
 MUTATION_RATE = 0.9
 ALPHA = 0.4
 PATIENCE = 8
-RESTARTS = 16
+RESTARTS = 200
 INITIAL_SAMPLES = 64
 #: remembered genomes before the duplicate filter is reset (bounds memory on long runs)
 MAX_SEEN = 2_000_000
@@ -58,6 +63,8 @@ _RETRIES = 8
 #: first and largest batch of local-search points
 LOCAL_BATCH = 64
 MAX_LOCAL_BATCH = 2048
+#: with a sample budget, the share of it one centre's neighbourhood may take
+LOCAL_SHARE = 1 / 12
 
 _Take = Callable[[Genome], bool]  # adds a genome to the batch unless already proposed
 
@@ -71,7 +78,7 @@ class Evolutionary(Tuner):
     ``[0, 1]`` (0.4, the probability of factorization mutation; only without an
     explicit ``mutation``), ``patience >= 1`` generations or ``None`` to never
     restart (8), ``restarts >= 0`` fruitless restarts before convergence, or ``None``
-    to never converge (16), ``local_search`` (True), ``initial_samples >= 1`` random
+    to never converge (200), ``local_search`` (True), ``initial_samples >= 1`` random
     points of the first generation and of every restart (64). ``rng`` is required: the search is
     reproducible from it.
     """
@@ -104,6 +111,8 @@ class Evolutionary(Tuner):
         self.patience = None if patience is None else check_int("patience", patience, minimum=1)
         self.restarts = None if restarts is None else check_int("restarts", restarts, minimum=0)
         self.initial_samples = check_int("initial_samples", initial_samples, minimum=1)
+        self._local_cap: int | None = None  # neighbours per centre; set by a sample budget
+        self._max_local_batch = MAX_LOCAL_BATCH
         self._fruitless = 0
         self.restarts_done = 0
         self.max_seen = check_int("max_seen", max_seen, minimum=1)
@@ -140,6 +149,11 @@ class Evolutionary(Tuner):
         if not len(self._fit) and not self._pending:
             return max(self.population_size, self.initial_samples)
         return self.population_size
+
+    def begin(self, *, time_s: float | None, samples: int | None) -> None:
+        if samples is not None:
+            self._local_cap = max(LOCAL_BATCH, int(samples * LOCAL_SHARE))
+            self._max_local_batch = min(MAX_LOCAL_BATCH, self._local_cap)
 
     # ------------------------------------------------------------------ ask/tell
 
@@ -218,11 +232,11 @@ class Evolutionary(Tuner):
             self._fruitless = 0
         if local.all():
             self._local_batch = LOCAL_BATCH if improved else min(
-                2 * self._local_batch, MAX_LOCAL_BATCH)
+                2 * self._local_batch, self._max_local_batch)
         else:
             self.generations += 1
             self._stale = 0 if improved else self._stale + 1
-            if self.patience is not None and self._stale >= self.patience and not self.converged:
+            if self.patience is not None and self._stale >= self._patience_now() and not self.converged:
                 self._restart()
                 return
         if improved and self.local_search and len(self._fit):
@@ -231,6 +245,12 @@ class Evolutionary(Tuner):
     @property
     def converged(self) -> bool:
         return self.restarts is not None and self._fruitless > self.restarts
+
+    def _patience_now(self) -> int:
+        """``patience`` times one more than the restarts so far, at most four times it:
+        the first populations are cut short, later ones get time to mature."""
+        assert self.patience is not None
+        return self.patience * min(1 + self.restarts_done, 4)
 
     def _restart(self) -> None:
         """Drop the population (the best point is kept by the driver) and start afresh."""
@@ -252,7 +272,8 @@ class Evolutionary(Tuner):
     # ------------------------------------------------------------------ internals
 
     def _queue_neighbourhood(self, centre: np.ndarray) -> None:
-        self._local = neighbourhood(self.space, centre.tolist(), self.rng)  # seen points skipped in ask
+        nb = neighbourhood(self.space, centre.tolist(), self.rng)  # seen points skipped in ask
+        self._local = nb if self._local_cap is None else nb[: self._local_cap]
         self._local_batch = LOCAL_BATCH
 
     def _breed(self, parents: list[Genome], take: _Take) -> None:

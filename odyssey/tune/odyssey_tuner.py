@@ -93,6 +93,7 @@ class OdysseyTuner(Tuner):
         return self.search.batch_size
 
     def begin(self, *, time_s: float | None, samples: int | None) -> None:
+        self.search.begin(time_s=time_s, samples=samples)
         if time_s is not None:
             self._time_limit = max(1e-3, min(self.mp_time_limit_s, self.mp_fraction * time_s))
         if samples is not None:
