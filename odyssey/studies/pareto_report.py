@@ -59,8 +59,8 @@ def plot_front(result: ParetoResult, *, title: str) -> Figure:
             for o in orderings:
                 sel = [k for k, p in enumerate(result.points) if p.dataflow == d and p.ordering == o]
                 if sel:
-                    ax.scatter(x[sel], lat[sel], s=16, c=colours[d], marker=markers[o],
-                               alpha=0.75, linewidths=0)
+                    ax.scatter(x[sel], lat[sel], s=10 if len(lat) > 300 else 18, c=colours[d],
+                               marker=markers[o], alpha=0.7, linewidths=0)
         if len(x):
             stair = nondominated(np.stack([x, lat], axis=1))
             stair = stair[np.argsort(x[stair])]
@@ -70,7 +70,9 @@ def plot_front(result: ParetoResult, *, title: str) -> Figure:
             ax.axvline(cap, color="0.5", linestyle="--", linewidth=0.8)
             ax.text(cap, 1.0, " usable budget", transform=ax.get_xaxis_transform(),
                     rotation=90, va="top", ha="right", fontsize=8, color="0.4")
-        ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_xscale("symlog", linthresh=1.0)  # log scale that keeps 0 (no BRAM) visible
+        right = max([float(cap or 0), *x.tolist(), 1.0])
+        ax.set_xlim(-0.2, right * 1.4)
         ax.set_yscale("log")
         ax.set_xlabel(f"{label} (count)")
         ax.grid(True, which="major", linewidth=0.3)

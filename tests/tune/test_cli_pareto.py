@@ -38,6 +38,8 @@ def test_pareto_writes_json_csv_and_png(tmp_path: Path, capsys: pytest.CaptureFi
     assert rows[0]["design"] == point["design"] and rows[0]["feasible"] == "true"
     assert rows[0]["tiling"] == " ".join(f"{k}={v}" for k, v in point["tiling"].items())
     assert (out / "front.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "front.csv").stat().st_mode & 0o044  # readable by others, as files usually are
+    assert not list(out.glob(".front*"))  # no temporary left behind
     assert "hypervolume" in text and "ADRS to the exact front" in text and "wrote" in text
 
 
