@@ -87,7 +87,7 @@ def _config(args: argparse.Namespace) -> BenchConfig:
 
 def _save_runs(result: BenchResult, path: Path) -> None:
     runs = [{**{k: getattr(r, k) for k in ("method", "design", "seed", "samples", "seconds",
-                                           "stop_reason")},
+                                           "stop_reason", "own_evaluations")},
              "trace": [[p.samples, p.seconds, p.throughput_gops] for p in r.trace]}
             for r in result.runs]
     cfg = result.config
@@ -108,8 +108,23 @@ def _load_runs(path: Path) -> BenchResult:
                       at_samples=tuple(c["at_samples"]))
     runs = tuple(Run(r["method"], r["design"], r["seed"],
                      tuple(TracePoint(int(s), float(t), float(g)) for s, t, g in r["trace"]),
-                     r["samples"], r["seconds"], r["stop_reason"]) for r in data["runs"])
+                     r["samples"], r["seconds"], r["stop_reason"], r.get("own_evaluations", 0))
+                 for r in data["runs"])
     return BenchResult(cfg, data["optima"], runs)
+
+
+def _merged(old: BenchResult, new: BenchResult) -> BenchResult:
+    """``old`` with the runs of ``new``'s methods replaced by ``new``'s."""
+    a, b = old.config, new.config
+    if (a.sizes, a.designs, a.seeds, a.time_s, a.samples) != (b.sizes, b.designs, b.seeds,
+                                                               b.time_s, b.samples):
+        raise SystemExit("--merge: the earlier runs had other sizes, designs, seeds or budget")
+    methods = a.methods + tuple(m for m in b.methods if m not in a.methods)
+    runs = [r for r in old.runs if r.method not in b.methods] + list(new.runs)
+    order = {m: k for k, m in enumerate(methods)}
+    designs = list(old.optima)
+    runs.sort(key=lambda r: (designs.index(r.design), order[r.method], r.seed))
+    return BenchResult(dataclasses.replace(a, methods=methods), old.optima, tuple(runs))
 
 
 def _outputs(result: BenchResult, out: Path) -> list[str]:
@@ -121,15 +136,18 @@ def _outputs(result: BenchResult, out: Path) -> list[str]:
               "" if r.fraction is None else f"{r.fraction:.4f}"] for r in records]
     _write(out / "tuners.csv", _csv(rows))
     budgets = list(dict.fromkeys(r.budget for r in records))
-    summary: list[list[object]] = [["method", *budgets]]
-    lines = ["median fraction of the optimum (per design over seeds, then over designs):",
-             "| method | " + " | ".join(budgets) + " |",
-             "| --- |" + " --- |" * len(budgets)]
-    for m in cfg.methods:
-        vals = [result.median_fraction(m, b) for b in budgets]
-        summary.append([m, *("" if v is None else f"{v:.4f}" for v in vals)])
-        lines.append(f"| {m} | " + " | ".join("n/a" if v is None else f"{v:.3f}" for v in vals)
-                     + " |")
+    summary: list[list[object]] = [["method", "statistic", *budgets]]
+    lines = []
+    for stat, title in (("median", "median over designs"), ("worst", "worst design")):
+        lines += [f"fraction of the optimum, median over seeds, {title}:",
+                  "| method | " + " | ".join(budgets) + " |",
+                  "| --- |" + " --- |" * len(budgets)]
+        for m in cfg.methods:
+            vals = [result.median_fraction(m, b) if stat == "median" else
+                    result.worst_fraction(m, b) for b in budgets]
+            summary.append([m, stat, *("" if v is None else f"{v:.4f}" for v in vals)])
+            lines.append(f"| {m} | " + " | ".join("n/a" if v is None else f"{v:.3f}"
+                                                  for v in vals) + " |")
     _write(out / "summary.csv", _csv(summary))
     top = max(result.optima, key=lambda d: result.optima[d])
     figures = {f"quality_{b}.png": quality_figure(result, b) for b in
@@ -156,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="MM 256^3, 3 designs, 2 seeds, 0.5 s")
     ap.add_argument("--out", type=Path, help="output directory")
     ap.add_argument("--plot-only", action="store_true", help="redraw from OUT/runs.json")
+    ap.add_argument("--merge", action="store_true",
+                    help="replace the runs of --methods in OUT/runs.json (same designs, seeds "
+                         "and budget) and keep the other methods' runs")
     args = ap.parse_args(argv)
     out = args.out or Path("docs/results/tuners-quick" if args.quick else "docs/results/tuners")
     if args.plot_only:
@@ -178,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
 
         result = run_bench(cfg, optima=optima, progress=report)
+        if args.merge:
+            result = _merged(_load_runs(out / "runs.json"), result)
         _save_runs(result, out / "runs.json")
     for line in _outputs(result, out):
         print(line)

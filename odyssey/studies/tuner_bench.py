@@ -80,17 +80,21 @@ class Run:
     samples: int
     seconds: float
     stop_reason: str
+    own_evaluations: int = 0  # made by the tuner itself before its first ask (MP seed)
 
     def best_at(self, *, seconds: float | None = None, samples: int | None = None) -> float | None:
         """Best feasible GOP/s within ``seconds`` / ``samples`` (0 if none was found by
-        then); None when the run ended (by its budget) before reaching that point."""
-        if samples is not None and samples > self.samples and self.stop_reason == "time":
+        then); None when the run ended (by its budget) before reaching that point. The
+        tuner's own evaluations count as samples spent before the first asked point."""
+        own = self.own_evaluations
+        if samples is not None and samples > self.samples + own and self.stop_reason == "time":
             return None
         if seconds is not None and seconds > self.seconds * 1.05 and self.stop_reason == "samples":
             return None
         best = 0.0
         for p in self.trace:
-            if (seconds is None or p.seconds <= seconds) and (samples is None or p.samples <= samples):
+            if (seconds is None or p.seconds <= seconds) and (
+                    samples is None or p.samples + own <= samples):
                 best = max(best, p.throughput_gops)
         return best
 
@@ -135,16 +139,25 @@ class BenchResult:
                 out.append(Record(run.method, run.design, run.seed, label, best, frac))
         return out
 
-    def median_fraction(self, method: str, budget: str, design: str | None = None) -> float | None:
-        """Median over seeds (and designs, taking each design's median) of the fraction."""
-        per_design: dict[str, list[float]] = {}
+    def per_design(self, method: str, budget: str) -> dict[str, float]:
+        """Median over seeds of the fraction of the optimum, by design (designs where a
+        run did not reach ``budget`` are left out)."""
+        got: dict[str, list[float]] = {}
         for r in self.records():
-            if r.method == method and r.budget == budget and r.fraction is not None and (
-                    design is None or r.design == design):
-                per_design.setdefault(r.design, []).append(r.fraction)
-        if not per_design:
-            return None
-        return statistics.median(statistics.median(v) for v in per_design.values())
+            if r.method == method and r.budget == budget:
+                got.setdefault(r.design, []).append(math.nan if r.fraction is None
+                                                    else r.fraction)
+        return {d: statistics.median(v) for d, v in got.items() if not any(map(math.isnan, v))}
+
+    def median_fraction(self, method: str, budget: str) -> float | None:
+        """Median over designs of :meth:`per_design` (None if no design reached ``budget``)."""
+        values = list(self.per_design(method, budget).values())
+        return statistics.median(values) if values else None
+
+    def worst_fraction(self, method: str, budget: str) -> float | None:
+        """The smallest of :meth:`per_design` (the worst design)."""
+        values = list(self.per_design(method, budget).values())
+        return min(values) if values else None
 
 
 def optimum_key(config: BenchConfig, design: str) -> str:
@@ -201,7 +214,7 @@ def run_bench(
                 res = run_tuner(tuner, model, time_s=config.time_s, samples=config.samples,
                                 keep_trials=0)
                 run = Run(method, model.design_id, seed, res.trace, res.samples, res.seconds,
-                          res.stop_reason)
+                          res.stop_reason, res.tuner_evaluations)
                 runs.append(run)
                 if progress is not None:
                     best = run.best_at() or 0.0
