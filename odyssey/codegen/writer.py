@@ -7,12 +7,11 @@ only when it holds an earlier odyssey design (it has a ``descriptor.json``).
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 from odyssey.codegen.generate import GeneratedDesign
 from odyssey.errors import CodegenError
+from odyssey.fsutil import write_dir_atomically
 
 
 def write_design(design: GeneratedDesign, out: Path) -> Path:
@@ -22,23 +21,11 @@ def write_design(design: GeneratedDesign, out: Path) -> Path:
             f"{out}: exists and is not an odyssey design directory; choose another --out or "
             "remove it"
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+
+    def fill(tmp: Path) -> None:
         for rel, text in design.files:
             target = tmp / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
-        if out.exists():
-            old = out.with_name(f".{out.name}.old")
-            if old.exists():
-                shutil.rmtree(old)
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+
+    return write_dir_atomically(out, fill)

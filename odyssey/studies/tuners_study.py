@@ -72,7 +72,7 @@ def run(ctx: StudyContext) -> StudyResult:
         (m, *(res.median_fraction(m, b) for b in budgets)) for m in cfg.methods]
     last = f"{cfg.at_seconds[-1]:g}s"
     top = max(res.optima, key=lambda d: res.optima[d])
-    per_design = [res.median_fraction("odyssey", last, d) for d in res.optima]
+    per_design = list(res.per_design("odyssey", last).values())
     heads = [
         Headline("odyssey_median", f"Odyssey tuner, median over designs at {last}: fraction of "
                  "the optimum", res.median_fraction("odyssey", last) or 0.0, "%"),
@@ -84,11 +84,11 @@ def run(ctx: StudyContext) -> StudyResult:
     if samples:
         mid = "3000 samples" if "3000 samples" in samples else samples[-1]
         heads.append(Headline("odyssey_top_samples", f"Odyssey tuner on {top} (highest optimum) "
-                              f"at {mid}", res.median_fraction("odyssey", mid, top) or 0.0, "%"))
+                              f"at {mid}", res.per_design("odyssey", mid).get(top, 0.0), "%"))
         if others:
-            rival = max(others, key=lambda m: res.median_fraction(m, mid, top) or 0.0)
+            rival = max(others, key=lambda m: res.per_design(m, mid).get(top, 0.0))
             heads.append(Headline("best_baseline", f"best baseline on {top} at {mid} ({rival})",
-                                  res.median_fraction(rival, mid, top) or 0.0, "%"))
+                                  res.per_design(rival, mid).get(top, 0.0), "%"))
     plots = (
         Plot("quality.png", f"Best design found within {last}, fraction of the exact optimum "
              "(Figure 7)", (Bars(tuple(cfg.methods), (Series(

@@ -14,12 +14,11 @@ import csv
 import io
 import json
 import math
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from odyssey.errors import StudyError
+from odyssey.fsutil import write_dir_atomically
 from odyssey.studies.plots import draw
 from odyssey.studies.study import Cell, Headline, Study, StudyResult, Table
 
@@ -39,23 +38,7 @@ def check_out(out: str | Path) -> Path:
 
 def write_study(study: Study, result: StudyResult, out: str | Path) -> Path:
     out = check_out(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        _write_all(study, result, tmp)
-        if out.exists():
-            old = out.with_name(f".{out.name}.old")
-            if old.exists():
-                shutil.rmtree(old)
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+    return write_dir_atomically(out, lambda tmp: _write_all(study, result, tmp))
 
 
 def _write_all(study: Study, result: StudyResult, folder: Path) -> None:
