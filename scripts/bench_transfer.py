@@ -58,11 +58,13 @@ def _totals(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    seeds = ",".join(sorted({str(r["seed"]) for r in results}))
     lines = [
         "# Transfer across CNN layers",
         "",
         f"Regenerate with `python scripts/bench_transfer.py --samples {args.samples} --seeds "
-        f"{args.seeds} --ablations {args.ablations}` (about an hour on 2 busy cores). Method: "
+        f"{seeds} --ablations {args.ablations}` (about 30 minutes per network and seed on 2 busy "
+        "cores; `--report-only` rewrites this page from `results/transfer/*.json`). Method: "
         "`docs/mfbo.md`, section *Transfer across layers*.",
         "",
         f"Every unique layer shape, all 30 designs of `kernels/cnn.c` (1D and 2D arrays), "
@@ -88,6 +90,16 @@ def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
                 f"{t['transfer_samples']:,} | {t['speedup_samples']:.2f}x | "
                 f"{t['scratch_seconds']:.1f} | {t['transfer_seconds']:.1f} | "
                 f"{t['speedup_seconds']:.2f}x | {', '.join(t['unreached']) or '-'} |")
+    lines += ["", "## Mean over seeds (samples, the load-independent measure)", "",
+              "| network | mode | seeds | fewer samples to 99% (each seed) | mean |",
+              "| --- | --- | --- | --- | --- |"]
+    for net in dict.fromkeys(r["network"] for r in results):
+        runs = [r for r in results if r["network"] == net]
+        for mode in dict.fromkeys(m for r in runs for m in r["modes"]):
+            got = [_totals(r["modes"][mode])["speedup_samples"] for r in runs
+                   if mode in r["modes"]]
+            lines.append(f"| {net} | {mode} | {len(got)} | "
+                         f"{', '.join(f'{x:.2f}x' for x in got)} | {sum(got) / len(got):.2f}x |")
     for r in results:
         rec = r["modes"]["transfer"]
         lines += [
@@ -117,9 +129,17 @@ def main() -> int:
     ap.add_argument("--method", default="evolutionary")
     ap.add_argument("--ablations", default="vgg16",
                     help="networks that also run the seeds-only and order-only ablations")
+    ap.add_argument("--report-only", action="store_true",
+                    help="only rewrite transfer.md from results/transfer/*.json")
     args = ap.parse_args()
-    results = [run(n, int(s), args) for n in args.networks.split(",")
-               for s in args.seeds.split(",")]
+    if not args.report_only:
+        for n in args.networks.split(","):
+            for s in args.seeds.split(","):
+                run(n, int(s), args)
+    # every run so far (several invocations accumulate), networks in --networks order
+    order = {n: k for k, n in enumerate(args.networks.split(","))}
+    results = sorted((json.loads(p.read_text()) for p in (OUT / "transfer").glob("*.json")),
+                     key=lambda r: (order.get(r["network"], len(order)), r["seed"]))
     write_md(results, args)
     return 0
 

@@ -37,16 +37,6 @@ TOP_K = 200
 SCREEN_SAMPLES = 3000
 
 
-def candidate(design: Design, tiling: Mapping[str, int], point: Mapping[str, object]) -> Candidate:
-    """The pool entry of ``design`` at ``tiling`` with the model's ``evaluate_one`` figures."""
-    return Candidate(
-        design=design.id, tiling=tuple((k, int(v)) for k, v in sorted(tiling.items())),
-        model_cycles=float(point["latency_cycles"]),  # type: ignore[arg-type]
-        dsp=float(point["dsp"]), bram18k=float(point["bram18k"]),  # type: ignore[arg-type]
-        space_loops=design.space_loops, reuse_loops=design.order_groups[1],
-        partial_sums=design.output_accumulation == "partial_sums_leave_array")
-
-
 def model_candidates(
     space: KernelSpace,
     *,
