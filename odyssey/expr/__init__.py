@@ -2,7 +2,8 @@
 
 Latency and resource models are trees of immutable nodes over *symbols* (tuning
 parameters such as ``T_i1`` and problem sizes such as ``I``), never generated
-source. The same tree is evaluated at one point (:func:`evaluate`), compiled in
+source. The same tree is evaluated at one point (:func:`evaluate`), rewritten by a
+memoised bottom-up map (:func:`map_expr`, :func:`substitute`), compiled in
 memory to a vectorized numpy evaluator (:func:`compile_vectorized`), printed for
 humans (:func:`to_str`) and for HLS C (:func:`to_c`), stored in descriptor files
 (:func:`to_json` / :func:`from_json`) and translated to Pyomo (:func:`to_pyomo`).
@@ -85,7 +86,7 @@ from odyssey.expr.core import (
     to_str,
     where,
 )
-from odyssey.expr.evaluate import evaluate, free_symbols, substitute
+from odyssey.expr.evaluate import MapFn, evaluate, free_symbols, map_expr, substitute
 from odyssey.expr.printing import to_c
 from odyssey.expr.pyomo_bridge import to_pyomo
 from odyssey.expr.serialize import from_json, to_json
@@ -93,9 +94,9 @@ from odyssey.expr.vectorize import compile_vectorized
 
 __all__ = [
     "Add", "Ceil", "CeilDiv", "Const", "Div", "Eq", "Expr", "ExprLike", "Floor", "FloorDiv",
-    "Le", "Log2", "Lt", "Max", "Min", "Mul", "Number", "Pow", "Sym", "Where",
+    "Le", "Log2", "Lt", "MapFn", "Max", "Min", "Mul", "Number", "Pow", "Sym", "Where",
     "add", "ceil_div", "compile_vectorized", "const", "div", "eceil", "efloor", "elog2",
     "emax", "emin", "epow", "eq", "evaluate", "floor_div", "free_symbols", "from_json",
-    "is_integer_valued", "le", "lt", "mul", "substitute", "sym", "to_c", "to_json",
+    "is_integer_valued", "le", "lt", "map_expr", "mul", "substitute", "sym", "to_c", "to_json",
     "to_pyomo", "to_str", "where",
 ]

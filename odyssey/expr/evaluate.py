@@ -1,9 +1,10 @@
-"""Tree walks over expressions: symbols, substitution and point evaluation."""
+"""Tree walks over expressions: symbols, rebuilding, substitution and point evaluation."""
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeAlias
 
 from odyssey.errors import ModelError
 from odyssey.expr.core import (
@@ -38,29 +39,49 @@ def free_symbols(e: Expr) -> frozenset[str]:
     return frozenset(names)
 
 
+#: ``fn(node, rec)`` of :func:`map_expr`: the node's replacement, or None for the default.
+MapFn: TypeAlias = Callable[[Expr, Callable[[Expr], Expr]], "Expr | None"]
+
+
+def map_expr(e: Expr, fn: MapFn, *, memo: dict[Expr, Expr] | None = None) -> Expr:
+    """``e`` rebuilt bottom-up through ``fn``, each distinct subtree mapped once.
+
+    For every node ``n`` reached, ``fn(n, rec)`` returns the node's replacement or
+    None. ``rec`` maps a sub-expression the same way (memoised), so ``fn`` chooses
+    which children it maps: ``lambda n, rec: emax(rec(n.a), rec(n.b)) if
+    isinstance(n, Where) else None`` never visits a condition. On None a leaf
+    (``Sym``, ``Const``) is kept and any other node is rebuilt from its mapped
+    children with the simplifying constructor of its type (``add``, ``mul``,
+    ``ceil_div``, ``epow``, ``where``, ``le``, ...). Passing one ``memo``
+    (node -> result) to several calls with the same ``fn`` maps the subtrees that
+    expressions share only once.
+    """
+    seen: dict[Expr, Expr] = {} if memo is None else memo
+
+    def rec(n: Expr) -> Expr:
+        out = seen.get(n)
+        if out is None:
+            out = fn(n, rec)
+            if out is None:
+                if isinstance(n, Pow):
+                    out = epow(rec(n.base), n.exp)
+                elif isinstance(n, Sym | Const):
+                    out = n
+                else:
+                    out = _REBUILD[type(n)](*(rec(c) for c in n.children()))
+            seen[n] = out
+        return out
+
+    return rec(e)
+
+
 def substitute(e: Expr, mapping: Mapping[str, ExprLike]) -> Expr:
     """Replace symbols by expressions or numbers, re-simplifying the result.
 
     ``substitute(ceil_div(I, T), {"I": 1024, "T": 128}) == Const(8)``.
     """
     repl = {k: _as_expr(v) for k, v in mapping.items()}
-    memo: dict[Expr, Expr] = {}
-
-    def go(n: Expr) -> Expr:
-        if n in memo:
-            return memo[n]
-        if isinstance(n, Sym):
-            out = repl.get(n.name, n)
-        elif isinstance(n, Const):
-            out = n
-        elif isinstance(n, Pow):
-            out = epow(go(n.base), n.exp)
-        else:
-            out = _REBUILD[type(n)](*(go(c) for c in n.children()))
-        memo[n] = out
-        return out
-
-    return go(e)
+    return map_expr(e, lambda n, _: repl.get(n.name, n) if isinstance(n, Sym) else None)
 
 
 def _scalar(e: Expr, env: Mapping[str, Number], memo: dict[Expr, Number]) -> Number:

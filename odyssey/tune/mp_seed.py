@@ -47,7 +47,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -55,39 +55,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from odyssey.errors import TunerError
-from odyssey.expr import (
-    Add,
-    Ceil,
-    CeilDiv,
-    Const,
-    Div,
-    Eq,
-    Expr,
-    Floor,
-    FloorDiv,
-    Le,
-    Log2,
-    Lt,
-    Max,
-    Min,
-    Mul,
-    Pow,
-    Sym,
-    Where,
-    add,
-    ceil_div,
-    div,
-    eceil,
-    efloor,
-    elog2,
-    emax,
-    emin,
-    epow,
-    floor_div,
-    free_symbols,
-    mul,
-    to_pyomo,
-)
+from odyssey.expr import Eq, Expr, Le, Lt, Where, emax, free_symbols, map_expr, to_pyomo
 from odyssey.model.design_model import RESOURCES, DesignModel
 from odyssey.tune.base import Point, check_int, check_rng
 from odyssey.tune.nlsolve import solve_nl
@@ -131,39 +99,21 @@ class MPSeedResult:
 
 # --------------------------------------------------------------------- expressions
 
-_REBUILD: dict[type[Expr], Any] = {
-    Add: add, Mul: mul, Div: div, FloorDiv: floor_div, CeilDiv: ceil_div, Ceil: eceil,
-    Floor: efloor, Log2: elog2, Max: emax, Min: emin,
-}
-
-
 def smooth_surrogate(e: Expr) -> tuple[Expr, int]:
     """``e`` with every ``Where(c, a, b)`` replaced by ``max(a, b)``, and how many were.
 
     Comparisons left outside a ``Where`` are kept (see :func:`has_comparison`).
     """
-    memo: dict[Expr, Expr] = {}
     count = 0
 
-    def go(n: Expr) -> Expr:
+    def smooth(n: Expr, rec: Callable[[Expr], Expr]) -> Expr | None:
         nonlocal count
-        if n in memo:
-            return memo[n]
-        if isinstance(n, Sym | Const):
-            out: Expr = n
-        elif isinstance(n, Where):
+        if isinstance(n, Where):
             count += 1
-            out = emax(go(n.a), go(n.b))
-        elif isinstance(n, Pow):
-            out = epow(go(n.base), n.exp)
-        elif type(n) in _REBUILD:
-            out = _REBUILD[type(n)](*(go(c) for c in n.children()))
-        else:  # comparisons: left as they are
-            out = n
-        memo[n] = out
-        return out
+            return emax(rec(n.a), rec(n.b))
+        return n if isinstance(n, Le | Lt | Eq) else None  # comparisons: left as they are
 
-    return go(e), count
+    return map_expr(e, smooth), count
 
 
 def has_comparison(e: Expr) -> bool:

@@ -22,17 +22,12 @@ import numpy as np
 
 from odyssey.expr import (
     Add,
-    Ceil,
     CeilDiv,
     Const,
     Div,
     Eq,
     Expr,
-    Floor,
     FloorDiv,
-    Le,
-    Log2,
-    Lt,
     Max,
     Min,
     Mul,
@@ -40,18 +35,11 @@ from odyssey.expr import (
     Sym,
     Where,
     add,
-    ceil_div,
-    eceil,
-    efloor,
-    elog2,
     emax,
     emin,
-    eq,
-    floor_div,
     free_symbols,
     is_integer_valued,
-    le,
-    lt,
+    map_expr,
     where,
 )
 from odyssey.model.design_model import ParamSpec
@@ -144,68 +132,59 @@ class _Rewriter:
         self.dist_memo: dict[Expr, Expr] = {}
 
     def go(self, e: Expr) -> Expr:
-        if e in self.memo:
-            return self.memo[e]
-        out: Expr
+        return map_expr(e, self._rewrite, memo=self.memo)
+
+    def _rewrite(self, e: Expr, rec: Callable[[Expr], Expr]) -> Expr | None:
         if isinstance(e, Sym):
-            out = self.subst.get(e.name, e)
-        elif isinstance(e, Const):
-            out = e
-        elif isinstance(e, Mul | Pow | Div):
-            out = _build(_mono_of(e, self.go))
-        elif isinstance(e, FloorDiv | CeilDiv):
-            num, den = self.go(e.num), self.go(e.den)
+            return self.subst.get(e.name, e)
+        if isinstance(e, Mul | Pow | Div):
+            return _build(_mono_of(e, rec))
+        if isinstance(e, FloorDiv | CeilDiv):
+            num, den = rec(e.num), rec(e.den)
             q = _mono_mul(_mono(num), _mono_inv(_mono(den)))
             if q is not None and not self._mono_integral(q) and self._divides(den, num):
                 self.facts.append(q)
                 self.int_memo.clear()
             if q is not None and self._mono_integral(q):
-                out = _build(q)
-            else:
-                out = (floor_div if isinstance(e, FloorDiv) else ceil_div)(num, den)
-        else:
-            out = _REBUILD[type(e)](*(self.go(c) for c in e.children()))
-        self.memo[e] = out
-        return out
+                return _build(q)
+        return None  # rebuilt from the rewritten children
 
     def distribute(self, e: Expr) -> Expr:
         """Push factors of a product into the sums, maxima and selections they multiply
         (valid for positive factors), where that cancels or pairs them: a coordinate whose
         inverse occurs inside (``q * (T_p*q**-1 + P - 1)`` becomes ``T_p + (P - 1)*q``), and
-        a tile count ``ceil(N/T)`` that multiplies an expression of ``T``."""
-        if e in self.dist_memo:
-            return self.dist_memo[e]
-        out = e
-        if isinstance(e, Mul):
-            factors = [self.distribute(f) for f in e.factors]
-            for g in factors:
-                inverse = _inverse_atoms(g) if isinstance(g, Add | Where | Max | Min) else set()
-                movers = [f for f in factors if f is not g and _positive_power(f) in inverse]
-                if movers:
-                    pushed = g
-                    for f in movers:
-                        pushed = self._push(pushed, f, _positive_power(f))
-                    factors = [f for f in factors if f is not g and all(f is not m for m in movers)]
-                    factors.append(pushed)
-                    break
-            out = _build(_product(_mono(f) for f in factors))
-            for f in factors:
-                tiles = tile_count(f)
-                if tiles is None or any(g == tiles[1] or (isinstance(g, Pow) and g.base == tiles[1])
-                                        for g in factors):
-                    continue
-                target = next((g for g in factors if isinstance(g, Add | Where | Max | Min)
-                               and tiles[1].name in free_symbols(g)), None)
-                if target is not None:
-                    rest = [g for g in factors if g is not f and g is not target]
-                    pushed = self._push(target, f)
-                    out = _build(_mono_times(_product(_mono(g) for g in rest), (Fraction(1), {pushed: 1})))
-                    break
-        elif e.children() and not isinstance(e, Pow):
-            rebuild = {**_REBUILD, FloorDiv: floor_div, CeilDiv: ceil_div}.get(type(e))
-            if rebuild is not None:
-                out = rebuild(*(self.distribute(c) for c in e.children()))
-        self.dist_memo[e] = out
+        a tile count ``ceil(N/T)`` that multiplies an expression of ``T``. Powers and real
+        quotients are left as they are."""
+        return map_expr(e, self._distribute, memo=self.dist_memo)
+
+    def _distribute(self, e: Expr, rec: Callable[[Expr], Expr]) -> Expr | None:
+        if isinstance(e, Pow | Div):
+            return e
+        if not isinstance(e, Mul):
+            return None  # rebuilt from the distributed children
+        factors = [rec(f) for f in e.factors]
+        for g in factors:
+            inverse = _inverse_atoms(g) if isinstance(g, Add | Where | Max | Min) else set()
+            movers = [f for f in factors if f is not g and _positive_power(f) in inverse]
+            if movers:
+                pushed = g
+                for f in movers:
+                    pushed = self._push(pushed, f, _positive_power(f))
+                factors = [f for f in factors if f is not g and all(f is not m for m in movers)]
+                factors.append(pushed)
+                break
+        out = _build(_product(_mono(f) for f in factors))
+        for f in factors:
+            tiles = tile_count(f)
+            if tiles is None or any(g == tiles[1] or (isinstance(g, Pow) and g.base == tiles[1])
+                                    for g in factors):
+                continue
+            target = next((g for g in factors if isinstance(g, Add | Where | Max | Min)
+                           and tiles[1].name in free_symbols(g)), None)
+            if target is not None:
+                rest = [g for g in factors if g is not f and g is not target]
+                pushed = self._push(target, f)
+                return _build(_mono_times(_product(_mono(g) for g in rest), (Fraction(1), {pushed: 1})))
         return out
 
     def _push(self, g: Expr, f: Expr, cancel: Expr | None = None) -> Expr:
@@ -288,12 +267,6 @@ def _implied(c: Expr, integral: Callable[[Expr], bool]) -> tuple[tuple[int, Expr
         if m is not None and m[2] == 0:
             return ((m[1], m[0]),)
     return ()
-
-
-_REBUILD: dict[type[Expr], Callable[..., Expr]] = {
-    Add: add, Max: emax, Min: emin, Where: where, Le: le, Lt: lt, Eq: eq, Ceil: eceil,
-    Floor: efloor, Log2: elog2,
-}
 
 
 def match_mod(e: Add, integral: Callable[[Expr], bool]) -> tuple[Expr, int, int] | None:

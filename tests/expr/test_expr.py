@@ -48,6 +48,7 @@ from odyssey.expr import (
     is_integer_valued,
     le,
     lt,
+    map_expr,
     substitute,
     sym,
     to_c,
@@ -251,6 +252,36 @@ def test_free_symbols_and_substitute() -> None:
     partial = substitute(e, {"T_i1": 1})
     assert partial == I + J
     assert substitute(e, {"J": I}) == ceil_div(I, T) * T + I
+
+
+def test_map_expr_rebuilds_with_the_simplifying_constructors() -> None:
+    e = where(le(x, 4), ceil_div(I, T) * T, epow(x + y, 2)) + emin(x, J)
+    assert map_expr(e, lambda n, rec: None) == e
+    # children are rebuilt by their smart constructors: T -> 1 folds ceil_div(I, 1)*1 to I
+    # and le(1, 4) to 1, so the where selects its first branch
+    ones = map_expr(e, lambda n, rec: Const(1) if n in (x, T) else None)
+    assert ones == I + emin(1, J)
+    assert map_expr(epow(x + y, 3), lambda n, rec: I if n == y else None) == epow(x + I, 3)
+
+
+def test_map_expr_lets_fn_choose_the_children_and_maps_each_node_once() -> None:
+    shared = ceil_div(I, T)
+    e = where(le(shared, 8), shared * x, shared + y)
+    visits: list[Expr] = []
+
+    def drop_where(n: Expr, rec: Callable[[Expr], Expr]) -> Expr | None:
+        visits.append(n)
+        return emax(rec(n.a), rec(n.b)) if isinstance(n, Where) else None
+
+    out = map_expr(e, drop_where)
+    assert out == emax(shared * x, shared + y)
+    assert le(shared, 8) not in visits  # the condition was never mapped
+    assert len(visits) == len(set(visits))  # every distinct node once
+    memo: dict[Expr, Expr] = {}
+    assert map_expr(e, drop_where, memo=memo) == out
+    n_visits = len(visits)
+    assert map_expr(shared * x, drop_where, memo=memo) == shared * x
+    assert len(visits) == n_visits  # a shared memo maps common subtrees across calls once
 
 
 def test_shared_subtrees_are_evaluated_once() -> None:
