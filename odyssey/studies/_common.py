@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from odyssey.codegen.tiling import make_tiling
@@ -61,6 +61,13 @@ def designs_of(ks: KernelSpace, ids: Sequence[str] | None) -> list[Design]:
     if ids is None:
         return list(ks.designs)
     return [ks.design(i) for i in ids]
+
+
+def preset_designs(ctx: StudyContext, kernel: str = "mm.c") -> tuple[KernelSpace, list[Design]]:
+    """The design space of bundled kernel ``kernel`` at the preset's sizes, and the preset's
+    designs in it (every design when the preset names none)."""
+    ks = kernel_space(ctx, kernel, ctx.preset.defines)
+    return ks, designs_of(ks, ctx.preset.designs)
 
 
 def evaluate_point(design: Design, model: DesignModel, tiling: Mapping[str, int] | None, *,
@@ -125,17 +132,29 @@ def best_tiling(model: DesignModel, *, time_limit_s: float | None, seed: int = 0
 Optimum = tuple[Design, DesignModel, Point, OptimumResult]
 
 
-def optima(ctx: StudyContext, ks: KernelSpace, designs: Iterable[Design], *, platform: Platform,
-           variant: str = "accurate", time_limit_s: float | None = None,
-           label: str = "optimum") -> list[Optimum]:
-    """The exact optimum of every design (accurate-model metrics), reporting progress."""
-    out = []
-    todo = list(designs)
-    for k, d in enumerate(todo, 1):
+def iter_optima(ctx: StudyContext, ks: KernelSpace, designs: Iterable[Design], *,
+                platform: Platform, variant: str = "accurate",
+                time_limit_s: float | None = None) -> Iterator[Optimum]:
+    """Per design, in order and one at a time: its model (``variant``) and the exact optimum
+    of that model (:func:`optimum_point`, seed ``ctx.seed``) with accurate-model metrics.
+    Lazy, so a study can do its own work and report progress after each design."""
+    for d in designs:
         model = build_model(ks, d, platform=platform, variant=variant)
         accurate = model if variant == "accurate" else build_model(ks, d, platform=platform)
         point, opt = optimum_point(d, model, time_limit_s=time_limit_s, seed=ctx.seed,
                                    accurate=accurate)
+        yield d, model, point, opt
+
+
+def optima(ctx: StudyContext, ks: KernelSpace, designs: Iterable[Design], *, platform: Platform,
+           variant: str = "accurate", time_limit_s: float | None = None,
+           label: str = "optimum") -> list[Optimum]:
+    """:func:`iter_optima` of every design, reporting progress."""
+    out = []
+    todo = list(designs)
+    runs = iter_optima(ctx, ks, todo, platform=platform, variant=variant,
+                       time_limit_s=time_limit_s)
+    for k, (d, model, point, opt) in enumerate(runs, 1):
         ctx.say(f"{label} {k}/{len(todo)} {d.id}: {point.gops:.1f} GOP/s ({opt.status}, "
                 f"{opt.seconds:.1f} s)")
         out.append((d, model, point, opt))

@@ -21,16 +21,15 @@ from __future__ import annotations
 import numpy as np
 
 from odyssey.expr import Expr, emax, emin
-from odyssey.model import DesignModel, build_model
+from odyssey.model import DesignModel
 from odyssey.studies._common import (
     POINT_COLUMNS,
     Point,
     best,
-    designs_of,
     evaluate_point,
-    kernel_space,
-    optimum_point,
+    iter_optima,
     point_row,
+    preset_designs,
     ratio,
 )
 from odyssey.studies.plots import Bars, Plot, RefLine, Series
@@ -61,16 +60,14 @@ def with_objective(model: DesignModel, latency: Expr) -> DesignModel:
 
 def run(ctx: StudyContext) -> StudyResult:
     p = ctx.preset
-    ks = kernel_space(ctx, "mm.c", p.defines)
-    designs = designs_of(ks, p.designs)
+    ks, designs = preset_designs(ctx)
     limit = ctx.budget(p.option("time_limit_s"))
     opt: list[Point] = []
     least: list[float] = []
     arbitrary: list[Point] = []
     pruned: list[Point] = []
-    for k, d in enumerate(designs, 1):
-        model = build_model(ks, d, platform=ctx.platform)
-        op, _ = optimum_point(d, model, time_limit_s=limit, seed=ctx.seed)
+    runs = iter_optima(ctx, ks, designs, platform=ctx.platform, time_limit_s=limit)
+    for k, (d, model, op, _) in enumerate(runs, 1):
         traffic = model.exprs["offchip_bytes"]
         first = find_optimum(with_objective(model, traffic), time_limit_s=limit, seed=ctx.seed)
         b_star = first.latency_cycles

@@ -19,16 +19,15 @@ import time
 import numpy as np
 
 from odyssey.mapping.space import Design
-from odyssey.model import DesignModel, build_model
+from odyssey.model import DesignModel
 from odyssey.studies._common import (
     POINT_COLUMNS,
     Point,
     best,
-    designs_of,
     evaluate_point,
-    kernel_space,
-    optimum_point,
+    iter_optima,
     point_row,
+    preset_designs,
     ratio,
 )
 from odyssey.studies.plots import Bars, Plot, RefLine, Series
@@ -105,14 +104,12 @@ def divisor_optimum(design: Design, model: DesignModel) -> Point:
 
 def run(ctx: StudyContext) -> StudyResult:
     p = ctx.preset
-    ks = kernel_space(ctx, "mm.c", p.defines)
-    designs = designs_of(ks, p.designs)
+    ks, designs = preset_designs(ctx)
     full: list[Point] = []
     div: list[Point] = []
-    for k, d in enumerate(designs, 1):
-        model = build_model(ks, d, platform=ctx.platform)
-        fp, _ = optimum_point(d, model, time_limit_s=ctx.budget(p.option("time_limit_s")),
-                              seed=ctx.seed)
+    runs = iter_optima(ctx, ks, designs, platform=ctx.platform,
+                       time_limit_s=ctx.budget(p.option("time_limit_s")))
+    for k, (d, model, fp, _) in enumerate(runs, 1):
         dp = divisor_optimum(d, model)
         full.append(fp)
         div.append(dp)

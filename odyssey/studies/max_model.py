@@ -26,11 +26,10 @@ from odyssey.studies._common import (
     POINT_COLUMNS,
     Point,
     best,
-    designs_of,
     evaluate_point,
-    kernel_space,
-    optimum_point,
+    iter_optima,
     point_row,
+    preset_designs,
     ratio,
 )
 from odyssey.studies.plots import Bars, Plot, RefLine, Series
@@ -80,16 +79,14 @@ def _max_choice(d: Design, maxm: DesignModel, accurate: DesignModel, ctx: StudyC
 
 def run(ctx: StudyContext) -> StudyResult:
     p = ctx.preset
-    ks = kernel_space(ctx, "mm.c", p.defines)
-    designs = designs_of(ks, p.designs)
+    ks, designs = preset_designs(ctx)
     limit = ctx.budget(p.option("time_limit_s"))
     acc: list[Point] = []
     chosen: list[Point] = []
     claimed: list[float] = []  # what the max model predicts for its own choice
-    for k, d in enumerate(designs, 1):
-        accurate = build_model(ks, d, platform=ctx.platform)
+    runs = iter_optima(ctx, ks, designs, platform=ctx.platform, time_limit_s=limit)
+    for k, (d, accurate, ap, _) in enumerate(runs, 1):
         maxm = build_model(ks, d, platform=ctx.platform, variant="max")
-        ap, _ = optimum_point(d, accurate, time_limit_s=limit, seed=ctx.seed)
         mp, claim = _max_choice(d, maxm, accurate, ctx, p, ap)
         acc.append(ap)
         chosen.append(mp)

@@ -13,10 +13,9 @@ from odyssey.studies._common import (
     Optimum,
     Point,
     best,
-    designs_of,
-    kernel_space,
     optima,
     point_row,
+    preset_designs,
     ratio,
 )
 from odyssey.studies.plots import Bars, Plot, Series
@@ -39,8 +38,8 @@ TABLE6_DATAFLOW = "[i]"
 
 def run(ctx: StudyContext) -> StudyResult:
     p = ctx.preset
-    ks = kernel_space(ctx, "mm.c", p.defines)
-    rows = optima(ctx, ks, designs_of(ks, p.designs), platform=ctx.platform,
+    ks, designs = preset_designs(ctx)
+    rows = optima(ctx, ks, designs, platform=ctx.platform,
                   time_limit_s=ctx.budget(p.option("time_limit_s")))
     points = [pt for _, _, pt, _ in rows]
     top = best(points)
