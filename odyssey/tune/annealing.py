@@ -27,7 +27,15 @@ import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel, Evaluation
-from odyssey.tune.base import Point, Tuner, check_int, check_rng, check_unit, fitness
+from odyssey.tune.base import (
+    Point,
+    Tuner,
+    check_int,
+    check_number,
+    check_rng,
+    check_unit,
+    fitness,
+)
 from odyssey.tune.operators import HybridMutation
 from odyssey.tune.progress import BudgetProgress
 from odyssey.tune.space import Genome, SearchSpace
@@ -38,12 +46,6 @@ FINAL_TEMPERATURE = 1.0
 ALPHA = 0.4
 MAX_CACHE = 1_000_000
 _RETRIES = 8
-
-
-def _check_positive(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise TunerError(f"`{name}` must be a positive number, got {value!r}.")
-    return float(value)
 
 
 class SimulatedAnnealing(Tuner):
@@ -68,8 +70,9 @@ class SimulatedAnnealing(Tuner):
     ) -> None:
         self.rng = check_rng(rng)
         self.n_chains = check_int("n_chains", n_chains, minimum=1)
-        self.temperature = _check_positive("temperature", temperature)
-        self.final_temperature = _check_positive("final_temperature", final_temperature)
+        self.temperature = check_number("temperature", temperature, positive=True)
+        self.final_temperature = check_number("final_temperature", final_temperature,
+                                              positive=True)
         self.mutation = HybridMutation(check_unit("alpha", alpha))
         self.space = SearchSpace(model.params)
         self.budget = dict(model.budget)

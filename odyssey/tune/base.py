@@ -319,6 +319,17 @@ def check_unit(name: str, value: object) -> float:
     return float(value)
 
 
+def check_number(name: str, value: object, *, positive: bool = False) -> float:
+    """``value`` as a finite float ``>= 0`` (``> 0`` when ``positive``), or TunerError naming
+    the argument and the value."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+        (value > 0 if positive else value >= 0) and value < math.inf
+    ):
+        kind = "positive" if positive else "non-negative"
+        raise TunerError(f"`{name}` must be a {kind} number, got {value!r}.")
+    return float(value)
+
+
 def check_rng(value: object) -> np.random.Generator:
     if not isinstance(value, np.random.Generator):
         raise TunerError(

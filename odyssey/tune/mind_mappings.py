@@ -30,7 +30,7 @@ import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.model.design_model import RESOURCES, DesignModel, Evaluation
-from odyssey.tune.base import Point, Tuner, check_int, check_rng
+from odyssey.tune.base import Point, Tuner, check_int, check_number, check_rng
 from odyssey.tune.nn import MLP, Adam
 from odyssey.tune.progress import BudgetProgress
 from odyssey.tune.space import Genome, SearchSpace
@@ -114,10 +114,8 @@ class MindMappings(Tuner):
         self.rng = check_rng(rng)
         self.n_train = check_int("n_train", n_train, minimum=1)
         self.batch_size = check_int("batch_size", batch_size, minimum=1)
-        for label, value in (("step", step), ("penalty", penalty)):
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-                raise TunerError(f"`{label}` must be a positive number, got {value!r}.")
-        self.step, self.penalty = float(step), float(penalty)
+        self.step = check_number("step", step, positive=True)
+        self.penalty = check_number("penalty", penalty, positive=True)
         self.inject_every = check_int("inject_every", inject_every, minimum=1)
         self.retrain_every = check_int("retrain_every", retrain_every, minimum=1)
         self.space = SearchSpace(model.params)

@@ -28,7 +28,15 @@ import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel, Evaluation
-from odyssey.tune.base import Point, Tuner, check_int, check_rng, check_unit, fitness
+from odyssey.tune.base import (
+    Point,
+    Tuner,
+    check_int,
+    check_number,
+    check_rng,
+    check_unit,
+    fitness,
+)
 from odyssey.tune.evolutionary import Evolutionary
 from odyssey.tune.nn import MLP, Adam, masked_softmax, sample_categorical
 from odyssey.tune.progress import BudgetProgress
@@ -79,10 +87,8 @@ class ReinforcementLearning(Tuner):
         self.rng = check_rng(rng)
         self.batch_size = check_int("batch_size", batch_size, minimum=1)
         hidden = check_int("hidden", hidden, minimum=1)
-        for label, value in (("learning_rate", learning_rate), ("entropy", entropy)):
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise TunerError(f"`{label}` must be a non-negative number, got {value!r}.")
-        self.entropy = float(entropy)
+        learning_rate = check_number("learning_rate", learning_rate)
+        self.entropy = check_number("entropy", entropy)
         self.rl_fraction = check_unit("rl_fraction", rl_fraction)
         n_grid = check_int("n_grid", n_grid, minimum=2)
         self.n_elite = check_int("n_elite", n_elite, minimum=1)
@@ -101,7 +107,7 @@ class ReinforcementLearning(Tuner):
             if self.space.parent[c] is not None for v in self._parent_values(c)])
         dim = self.space.dim
         self.policy = MLP((2 * dim, hidden, hidden, width), self.rng, output_scale=0.1)
-        self.optimizer = Adam(self.policy.params, lr=float(learning_rate))
+        self.optimizer = Adam(self.policy.params, lr=learning_rate)
         self.progress = BudgetProgress()
         self.baseline: float | None = None
         self.best_gops = 0.0
