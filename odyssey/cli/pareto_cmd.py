@@ -86,7 +86,13 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
     from odyssey.platforms import load_platform
-    from odyssey.studies.pareto_report import figure_png, front_csv, front_json, plot_front
+    from odyssey.studies.pareto_report import (
+        figure_png,
+        front_csv,
+        front_json,
+        front_title,
+        plot_front,
+    )
     from odyssey.tune.pareto import ParetoProgress, adrs, pareto_front, parse_objectives
 
     objectives = parse_objectives(args.objectives)
@@ -149,11 +155,7 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
                 "command": _command(args),
                 "time_s": time_s, "samples": args.samples, "adrs": adrs_doc}
         doc = front_json(result, meta)
-        size = " x ".join(f"{k}={v}" for k, v in sizes.items())
-        title = (f"{Path(args.kernel).name} {size} on {platform.name}: {len(result.points)} "
-                 f"non-dominated points ({result.method}, "
-                 f"{'exact' if result.exact else f'{result.evaluations:,} evaluations'}), "
-                 f"hypervolume {result.hypervolume:.4f}")
+        title = front_title(result, meta)
         text = json.dumps(_finite(doc), indent=1, allow_nan=False) + "\n"
         _write_atomic(out / "front.json", text.encode())
         _write_atomic(out / "front.csv", front_csv(result).encode())

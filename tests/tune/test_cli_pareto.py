@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from odyssey.cli import main
+from odyssey.errors import StudyError
 from odyssey.model.design_model import DesignModel
+from odyssey.studies.pareto_report import figure_png, front_csv, front_title, load_front, plot_front
 
 ROOT = Path(__file__).resolve().parents[2]
 MM = str(ROOT / "kernels" / "mm.c")
@@ -50,6 +52,29 @@ def test_pareto_exact_one_design(tmp_path: Path, capsys: pytest.CaptureFixture[s
     doc = json.loads((tmp_path / "front.json").read_text())
     assert doc["method"] == "exact" and doc["exact"] and doc["designs"][0]["design"] == "ij-ij.k"
     assert "exact: every legal tiling evaluated" in capsys.readouterr().out
+
+
+def test_front_files_load_back_with_or_without_the_json_points(tmp_path: Path) -> None:
+    assert main(["pareto", MM, *SMALL, "--design", "all", "--objectives", "latency,dsp,bram18k",
+                 "--method", "nsga2", "--samples", "2000", "--seed", "0", "--out",
+                 str(tmp_path)]) == 0
+    doc = json.loads((tmp_path / "front.json").read_text())
+    csv_text = (tmp_path / "front.csv").read_text()
+    full = load_front(doc)
+    trimmed = {k: v for k, v in doc.items() if k != "points"}
+    from_csv = load_front(trimmed, csv_text)
+    assert [p.to_json() for p in full.points] == doc["points"]
+    assert [(p.design_id, dict(p.tiling)) for p in from_csv.points] == [
+        (p.design_id, dict(p.tiling)) for p in full.points]
+    objectives = ["latency", "dsp", "bram18k", "uram", "offchip"]
+    assert (from_csv.matrix(objectives) == full.matrix(objectives)).all()
+    assert from_csv.hypervolume_at(from_csv.reference) == pytest.approx(doc["hypervolume"], rel=1e-12)
+    assert front_csv(from_csv) == csv_text
+    # the figure the command wrote, redrawn from the JSON without points and the CSV
+    png = figure_png(plot_front(from_csv, title=front_title(from_csv, doc)))
+    assert png == (tmp_path / "front.png").read_bytes()
+    with pytest.raises(StudyError, match="front.csv"):
+        load_front(trimmed)
 
 
 def test_bad_objective_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
