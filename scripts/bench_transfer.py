@@ -1,80 +1,119 @@
 """Transfer across CNN layers: time to the same per-layer quality with and without transfer.
 
 Usage: python scripts/bench_transfer.py [--networks vgg16,resnet50] [--samples 10000]
-       [--seeds 0] [--method evolutionary] [--ablations vgg16]
+       [--seeds 0,1] [--control-seeds 0] [--method evolutionary] [--ablations vgg16]
+       [--report-only]
 
 Per network and seed, tunes every unique layer shape (all 30 designs of kernels/cnn.c, 1D
 and 2D arrays, ``--samples`` evaluations per design and shape, U250) from scratch and with
-transfer (:func:`odyssey.studies.transfer.tune_layers`), then compares the samples and
-seconds each needed to reach 99% of the from-scratch result of every shape
-(:func:`odyssey.studies.transfer_report.compare`). The *control* is a second from-scratch run
-with the next seed, held to the same threshold: it measures how often an equally good search
-misses 99% of another run's best by chance. The ablations (networks in ``--ablations``) run
-transfer with only the seeds (design space order) and with only the design order. Writes
-docs/results/transfer.md and docs/results/transfer/<network>_seed<k>.json.
+transfer (:func:`odyssey.studies.transfer.tune_layers`: seeds, predicted design order and a
+race of the designs), then compares the samples and seconds each needed to reach 99% of the
+from-scratch result of every shape (:func:`odyssey.studies.transfer_report.compare`). The
+*control* (seeds in ``--control-seeds``) is the from-scratch run with the next seed, held
+to the same threshold: it measures how often an equally good search misses 99% of another
+run's best by chance (it is also the next seed's from-scratch run, run once). The ablations
+(networks in ``--ablations``, first seed) run transfer without the race (seeds and predicted
+order, the designs one after another: the previous method) and the race without transfer
+(the design space's order, no seeds). All runs of a network take turns shape by shape
+(:func:`odyssey.studies.transfer.tune_together`), so their wall times see about the same
+load. Writes docs/results/transfer.md and
+docs/results/transfer/<network>_seed<k>.json (the comparisons only: totals and one row per
+shape; ``odyssey network NET --transfer --json`` keeps every design's result).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "results"
-MODES = {"transfer": (True, True), "seeds only": (True, False), "order only": (False, True)}
+#: mode -> (seed tilings, predicted design order, race)
+MODES = {"transfer": (True, True, True), "no race (seeds, order)": (True, True, False),
+         "race only (no transfer)": (False, False, True)}
+CONTROL = "control (scratch, next seed)"
 
 
-def run(network: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
+def run(network: str, seeds: list[int], args: argparse.Namespace) -> None:
+    """Every run of ``network`` in one :func:`tune_together`: the runs take turns shape by
+    shape, so their wall times are measured under about the same load."""
     from odyssey.platforms import load_platform
     from odyssey.studies.networks import load_network
-    from odyssey.studies.transfer import tune_layers
+    from odyssey.studies.transfer import Mode, tune_together
     from odyssey.studies.transfer_report import compare, comparison_record
 
     net = load_network(network)
-    kw: dict[str, Any] = {"kernel": ROOT / "kernels" / "cnn.c", "platform": load_platform("u250"),
-                          "samples": args.samples, "seed": seed, "method": args.method}
-    scratch = tune_layers(net, transfer=False, **kw)
-    print(f"{network} seed {seed}: from scratch {scratch.seconds:.0f} s", flush=True)
-    out: dict[str, Any] = {"network": network, "title": net.title, "seed": seed, "modes": {}}
-    modes = MODES if network in args.ablations.split(",") else {"transfer": MODES["transfer"]}
-    for mode, (seeds, order) in {**modes, "control (scratch, next seed)": (False, False)}.items():
-        if mode.startswith("control"):
-            t = tune_layers(net, transfer=False, **{**kw, "seed": seed + 1})
-        else:
-            t = tune_layers(net, transfer=True, seed_tilings=seeds, order_designs=order, **kw)
-        c = compare(scratch, t)
-        out["modes"][mode] = comparison_record(c, scratch, t)
-        print(f"  {mode}: {c.speedup_samples:.2f}x samples, {c.speedup_seconds:.2f}x seconds, "
-              f"unreached {list(c.unreached)} ({t.seconds:.0f} s)", flush=True)
-    (OUT / "transfer").mkdir(parents=True, exist_ok=True)
-    (OUT / "transfer" / f"{network}_seed{seed}.json").write_text(json.dumps(out, indent=1) + "\n")
-    return out
+    controls = [s for s in seeds if s in args.control_seeds]
+    scratch_seeds = sorted({*seeds, *(s + 1 for s in controls)})
+    plan: list[tuple[str, int, Mode]] = [("scratch", s, Mode(transfer=False, seed=s))
+                                         for s in scratch_seeds]
+    for s in seeds:
+        ablate = network in args.ablations.split(",") and s == seeds[0]
+        for mode, (tilings, order, racing) in MODES.items():
+            if mode == "transfer" or ablate:
+                plan.append((mode, s, Mode(seed_tilings=tilings, order_designs=order,
+                                           racing=racing, seed=s)))
+    runs = tune_together(net, [m for _, _, m in plan], kernel=ROOT / "kernels" / "cnn.c",
+                         platform=load_platform("u250"), samples=args.samples,
+                         method=args.method)
+    got = {(name, s): r for (name, s, _), r in zip(plan, runs, strict=True)}
+    for s in seeds:
+        base = got["scratch", s]
+        out: dict[str, Any] = {"network": network, "title": net.title, "seed": s, "modes": {}}
+        todo = [(name, r) for (name, seed), r in got.items() if seed == s and name != "scratch"]
+        if s in controls:
+            todo.append((CONTROL, got["scratch", s + 1]))
+        for mode, t in todo:
+            c = compare(base, t)
+            out["modes"][mode] = comparison_record(c, base, t, runs=False)
+            print(f"{network} seed {s} {mode}: {c.speedup_samples:.2f}x samples, "
+                  f"{c.speedup_seconds:.2f}x seconds, unreached {list(c.unreached)} "
+                  f"({t.seconds:.0f} s, from scratch {base.seconds:.0f} s)", flush=True)
+        (OUT / "transfer").mkdir(parents=True, exist_ok=True)
+        (OUT / "transfer" / f"{network}_seed{s}.json").write_text(json.dumps(out) + "\n")
 
 
 def _totals(rec: dict[str, Any]) -> dict[str, Any]:
     return dict(rec["totals"])
 
 
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
 def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    from odyssey.studies.transfer_race import KEEP, RUNGS
+
+    rungs = [math.ceil(r * args.samples) for r in RUNGS]
     seeds = ",".join(sorted({str(r["seed"]) for r in results}))
+    nets = list(dict.fromkeys(r["network"] for r in results))
     lines = [
         "# Transfer across CNN layers",
         "",
-        f"Regenerate with `python scripts/bench_transfer.py --samples {args.samples} --seeds "
-        f"{seeds} --ablations {args.ablations}` (about 30 minutes per network and seed on 2 busy "
-        "cores; `--report-only` rewrites this page from `results/transfer/*.json`). Method: "
-        "`docs/mfbo.md`, section *Transfer across layers*.",
+        f"Regenerate with `python scripts/bench_transfer.py --networks {','.join(nets)} "
+        f"--samples {args.samples} --seeds {seeds} --control-seeds "
+        f"{','.join(map(str, args.control_seeds))} --ablations {args.ablations}` (one process "
+        "per network can run at once; `--report-only` rewrites this page from "
+        "`transfer/*.json`). Method: `docs/mfbo.md`, section *Transfer across layers*.",
         "",
         f"Every unique layer shape, all 30 designs of `kernels/cnn.c` (1D and 2D arrays), "
-        f"{args.samples} evaluations of the {args.method} search per design and shape, U250. "
+        f"{args.samples:,} evaluations of the {args.method} search per design and shape, U250. "
         "**Quality threshold: 99%** of the from-scratch result of each shape. *Time to 99%*: "
         "the samples (model evaluations) and seconds (wall time, model building included) "
-        "until the shape's best first reached the threshold, the designs searched one after "
-        "another in the run's order. The from-scratch run always reaches its own threshold; a "
-        "transfer run that does not is charged its whole search of the shape. A shape shared "
-        "by several layers is tuned once and counted once.",
+        "until the shape's best first reached the threshold, every stretch of search counted "
+        "in the order it ran: from scratch, the designs one after another in the design "
+        f"space's order; with transfer, the race (every design probed for {rungs[0]:,} "
+        "samples, its transferred seeds first, in the order predicted from the source shapes"
+        + "".join(f", then the best {KEEP:.0%} of those to {n:,}" for n in rungs[1:])
+        + f", then every design to {args.samples:,}, best first). Every design gets the same "
+        f"{args.samples:,} samples in both runs. A "
+        "run that never reaches the threshold is charged its whole search of the shape. A "
+        "shape shared by several layers is tuned once and counted once. The runs of a "
+        "network took turns shape by shape, so their seconds were measured under about the "
+        "same load (the machine was shared with other jobs).",
         "",
         "## Totals",
         "",
@@ -90,42 +129,52 @@ def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
                 f"{t['transfer_samples']:,} | {t['speedup_samples']:.2f}x | "
                 f"{t['scratch_seconds']:.1f} | {t['transfer_seconds']:.1f} | "
                 f"{t['speedup_seconds']:.2f}x | {', '.join(t['unreached']) or '-'} |")
-    lines += ["", "## Mean over seeds (samples, the load-independent measure)", "",
-              "| network | mode | seeds | fewer samples to 99% (each seed) | mean |",
-              "| --- | --- | --- | --- | --- |"]
-    for net in dict.fromkeys(r["network"] for r in results):
+    lines += ["", "## Mean over seeds", "",
+              "| network | mode | seeds | fewer samples to 99% (each seed) | mean | less time "
+              "(each seed) | mean |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for net in nets:
         runs = [r for r in results if r["network"] == net]
         for mode in dict.fromkeys(m for r in runs for m in r["modes"]):
-            got = [_totals(r["modes"][mode])["speedup_samples"] for r in runs
-                   if mode in r["modes"]]
+            got = [_totals(r["modes"][mode]) for r in runs if mode in r["modes"]]
+            xs = [t["speedup_samples"] for t in got]
+            ts = [t["speedup_seconds"] for t in got]
             lines.append(f"| {net} | {mode} | {len(got)} | "
-                         f"{', '.join(f'{x:.2f}x' for x in got)} | {sum(got) / len(got):.2f}x |")
-    met = {net: sum(_totals(r["modes"]["transfer"])["speedup_samples"] for r in results
-                    if r["network"] == net) / sum(1 for r in results if r["network"] == net)
-           for net in dict.fromkeys(r["network"] for r in results)}
-    lines += ["", "Target, 2x fewer samples to 99% with transfer (mean over seeds): "
-              + "; ".join(f"{net} {x:.2f}x, {'met' if x >= 2 else 'not met'}"
-                          for net, x in met.items()) + ". Seconds are wall time on a machine "
-              "shared with other jobs: the control, the same search with another seed, "
-              "differs by up to 2.7x in them, so only the samples support a comparison.", ""]
+                         f"{', '.join(f'{x:.2f}x' for x in xs)} | {_mean(xs):.2f}x | "
+                         f"{', '.join(f'{x:.2f}x' for x in ts)} | {_mean(ts):.2f}x |")
+    verdict = []
+    for net in nets:
+        got = [_totals(r["modes"]["transfer"]) for r in results if r["network"] == net]
+        xs, ts = [t["speedup_samples"] for t in got], [t["speedup_seconds"] for t in got]
+        ok = min(xs) >= 2 and min(ts) >= 2
+        verdict.append(f"{net} {min(xs):.2f}x fewer samples and {min(ts):.2f}x less time at "
+                       f"worst, {'met' if ok else 'not met'}")
+    lines += ["", "Target, the same per-shape quality in at most half the total time, on every "
+              "seed, in samples and in seconds: " + "; ".join(verdict) + ".", ""]
     for r in results:
         rec = r["modes"]["transfer"]
         lines += [
             "",
             f"## {r['title']}, seed {r['seed']}: per shape (transfer)",
             "",
-            "| layers | sizes (O I H W P Q) | from | scratch GOP/s | transfer GOP/s | samples to "
-            "99%: scratch | transfer | seconds: scratch | transfer |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            "*First to 99%*: the design whose search first reached the threshold, and its "
+            "position in the design space's order (scratch) or in the predicted order "
+            "(transfer).",
+            "",
+            "| layers | sizes (O I H W P Q) | from | scratch GOP/s | transfer GOP/s | first to "
+            "99%: scratch | transfer | samples to 99%: scratch | transfer | seconds: scratch "
+            "| transfer |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for s in rec["shapes"]:
             reached = "" if s["reached"] else " (not reached)"
+            first = [f"{d} ({k})" if d else "-" for d, k in (s["scratch_design"],
+                                                            s["transfer_design"])]
             lines.append(
                 f"| {', '.join(s['layers'])} | {' '.join(str(v) for v in s['sizes'].values())} "
                 f"| {', '.join(s['sources']) or '-'} | {s['scratch_gops']:.1f} | "
-                f"{s['transfer_gops']:.1f} | {s['scratch_samples']:,} | "
-                f"{s['transfer_samples']:,}{reached} | {s['scratch_seconds']:.2f} | "
-                f"{s['transfer_seconds']:.2f} |")
+                f"{s['transfer_gops']:.1f} | {first[0]} | {first[1]} | "
+                f"{s['scratch_samples']:,} | {s['transfer_samples']:,}{reached} | "
+                f"{s['scratch_seconds']:.2f} | {s['transfer_seconds']:.2f} |")
     (OUT / "transfer.md").write_text("\n".join(lines) + "\n")
 
 
@@ -135,15 +184,18 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=10000)
     ap.add_argument("--seeds", default="0", help="comma-separated seeds")
     ap.add_argument("--method", default="evolutionary")
+    ap.add_argument("--control-seeds", default="0",
+                    type=lambda v: [int(x) for x in v.split(",") if x],
+                    help="seeds whose control (a from-scratch run with the next seed) is run")
     ap.add_argument("--ablations", default="vgg16",
-                    help="networks that also run the seeds-only and order-only ablations")
+                    help="networks that also run the ablations (no race; race only), first "
+                         "seed")
     ap.add_argument("--report-only", action="store_true",
                     help="only rewrite transfer.md from results/transfer/*.json")
     args = ap.parse_args()
     if not args.report_only:
         for n in args.networks.split(","):
-            for s in args.seeds.split(","):
-                run(n, int(s), args)
+            run(n, [int(s) for s in args.seeds.split(",")], args)
     # every run so far (several invocations accumulate), networks in --networks order
     order = {n: k for k, n in enumerate(args.networks.split(","))}
     results = sorted((json.loads(p.read_text()) for p in (OUT / "transfer").glob("*.json")),

@@ -14,7 +14,7 @@ from odyssey.cli._common import table
 def run_transfer(args: argparse.Namespace) -> int:
     from odyssey.platforms import load_platform
     from odyssey.studies.networks import load_network
-    from odyssey.studies.transfer import ProgressFn, tune_layers
+    from odyssey.studies.transfer import Mode, ProgressFn, tune_together
     from odyssey.studies.transfer_report import QUALITY, compare, comparison_record
 
     network = load_network(args.network)
@@ -29,13 +29,12 @@ def run_transfer(args: argparse.Namespace) -> int:
                   f"{design_id}\x1b[K", end="", file=sys.stderr, flush=True)
         return show if live else None
 
-    runs = []
     try:
-        for label, with_transfer in (("from scratch", False), ("with transfer", True)):
-            runs.append(tune_layers(
-                network, kernel=args.kernel, dw_kernel=args.dw_kernel, platform=platform,
-                design=args.design, samples=args.samples, time_s=time_s, seed=args.seed,
-                method=args.method, transfer=with_transfer, progress=report(label)))
+        runs = tune_together(
+            network, [Mode(transfer=False, seed=args.seed), Mode(seed=args.seed)],
+            kernel=args.kernel, dw_kernel=args.dw_kernel, platform=platform, design=args.design,
+            samples=args.samples, time_s=time_s, method=args.method,
+            progress=[report("from scratch"), report("with transfer")])
     finally:
         if live:
             print("\r\x1b[K", end="", file=sys.stderr, flush=True)
@@ -52,9 +51,9 @@ def run_transfer(args: argparse.Namespace) -> int:
     budget = (f"{args.samples} samples" if args.samples else f"{time_s:g} s") + " per design"
     print(f"{network.title}: {len(c.shapes)} unique shapes, design {args.design}, method "
           f"{args.method}, {budget}, seed {args.seed}")
-    print(f"time to reach {QUALITY:.0%} of the from-scratch result of each shape (the designs "
-          "searched one after another; transfer: seeds from, and design order of, the "
-          "nearest tuned shapes)")
+    print(f"time to reach {QUALITY:.0%} of the from-scratch result of each shape (from "
+          "scratch: the designs searched one after another; transfer: seeds from, and design "
+          "order of, the nearest tuned shapes, then a race of the designs)")
     print(table(rows))
     print(f"total to {QUALITY:.0%}: {c.scratch_samples:,} samples / {c.scratch_seconds:.1f} s "
           f"from scratch, {c.transfer_samples:,} samples / {c.transfer_seconds:.1f} s with "

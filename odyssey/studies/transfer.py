@@ -8,66 +8,70 @@ the same layer type).
   nearest-neighbour chain from the medoid of each kind, so similar shapes follow each
   other and every shape but the first of its kind has tuned neighbours.
 * Seeds (:func:`transfer_seeds`): for each design, the best tilings the ``n_sources``
-  nearest tuned shapes found with that design, rescaled to the new sizes
-  (:func:`rescale_tiling`) and repaired to legal points, are the tuner's
-  ``seed_points`` (proposed before anything else).
-* Design order: with ``order_designs``, the designs are tuned in the order of their
-  relative throughput on the nearest source shapes (best first); without, in the
+  nearest tuned shapes found with that design, rescaled to the new sizes in three ways
+  (:func:`rescale_tiling`: with the size ratio, proportionally, and the same tiles) and
+  repaired to legal points, are the tuner's ``seed_points`` (proposed before anything
+  else).
+* Predicted design order (:func:`design_order`): with ``order_designs``, the designs by
+  their relative throughput on the nearest source shapes (best first); without, the
   design space's order.
+* Race (``racing``, :func:`.transfer_race.race`): every design is probed for a small share
+  of its budget (its seeds first) in the predicted order, the best go on by successive
+  halving, then every design completes its budget, best so far first. The sources'
+  ranking only says where to look first; the probe, on the new shape itself, decides.
 
 :func:`tune_layers` runs either the transfer search or the from-scratch one and keeps,
-per shape and design, the search trace; :mod:`.transfer_report` compares the two.
+per shape and design, the search trace and the order the stretches of search ran in;
+:mod:`.transfer_report` compares the two.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from odyssey.errors import NetworkError, OdysseyError
+from odyssey.errors import NetworkError
 from odyssey.frontend import load_scop
-from odyssey.mapping.space import Design, KernelSpace, analyse
-from odyssey.model import build_model
-from odyssey.model.design_model import ParamSpec
+from odyssey.mapping.space import Design, analyse
 from odyssey.platforms import Platform
 from odyssey.studies.networks import Network, ShapeGroup, unique_shapes
-from odyssey.tune import TracePoint, make_tuner, run_tuner
+from odyssey.studies.transfer_race import (
+    N_TILINGS,
+    RUNGS,
+    DesignRun,
+    Slice,
+    Tiling,
+    race,
+    start_search,
+)
+from odyssey.tune import Point
 from odyssey.tune.space import SearchSpace
 
-Tiling = tuple[tuple[str, int], ...]
+__all__ = [
+    "N_SOURCES", "N_TILINGS", "RESCALINGS", "SCRATCH", "DesignRun", "Mode", "ShapeRun", "Slice", "Tiling",
+    "TransferRun", "design_order", "rescale_tiling", "shape_distance", "transfer_seeds",
+    "tune_layers", "tune_together", "tuning_order",
+]
+
 #: nearest tuned shapes a new shape takes seeds and the design order from
 N_SOURCES = 2
-#: best distinct tilings kept per design and shape for transfer
-N_TILINGS = 3
-
-
-@dataclass(frozen=True, slots=True)
-class DesignRun:
-    """One design tuned on one shape: its best tilings (best first), the search trace
-    (``seconds`` since the design's model was built), the seeds it was given."""
-
-    design: str
-    best_gops: float | None
-    top_tilings: tuple[Tiling, ...]
-    top_gops: tuple[float, ...]
-    extents: tuple[tuple[str, int], ...]  # loop -> extent, from the model's root factors
-    trace: tuple[TracePoint, ...]
-    samples: int
-    seconds: float
-    seeds: int
 
 
 @dataclass(frozen=True, slots=True)
 class ShapeRun:
-    """A unique shape: the designs in the order they were tuned, the source shapes."""
+    """A unique shape: its designs (in the order they were first searched), the source
+    shapes, and the stretches of search in the order they ran (empty: each design searched
+    whole, one after another)."""
 
     index: int  # position in unique_shapes(network)
     group: ShapeGroup
     designs: tuple[DesignRun, ...]
     sources: tuple[int, ...]
+    schedule: tuple[Slice, ...] = ()
 
     @property
     def best_gops(self) -> float:
@@ -86,16 +90,35 @@ class ShapeRun:
     def seconds(self) -> float:
         return sum(d.seconds for d in self.designs)
 
+    @property
+    def slices(self) -> tuple[Slice, ...]:
+        return self.schedule or tuple(Slice(k, d.samples, d.seconds)
+                                      for k, d in enumerate(self.designs))
+
     def time_to(self, target: float) -> tuple[int, float] | None:
-        """Samples and seconds until the shape's best first reached ``target`` GOP/s, the
-        designs searched one after another in run order (None if never)."""
+        """Samples and seconds until the shape's best first reached ``target`` GOP/s, every
+        stretch of search counted in the order it ran (None if never)."""
+        hit = self._first_to(target)
+        return None if hit is None else hit[:2]
+
+    def first_to(self, target: float) -> DesignRun | None:
+        """The design whose search first reached ``target`` GOP/s (None if none did)."""
+        hit = self._first_to(target)
+        return None if hit is None else self.designs[hit[2]]
+
+    def _first_to(self, target: float) -> tuple[int, float, int] | None:
         samples, seconds = 0, 0.0
-        for d in self.designs:
-            hit = next((p for p in d.trace if p.throughput_gops >= target), None)
-            if hit is not None:
-                return samples + hit.samples, seconds + hit.seconds
-            samples += d.samples
-            seconds += d.seconds
+        at: dict[int, tuple[int, float]] = {}  # each design's totals so far
+        for sl in self.slices:
+            s0, t0 = at.get(sl.design, (0, 0.0))
+            at[sl.design] = (sl.samples, sl.seconds)
+            # the trace only rises, so its first point at the target is the one that counts
+            hit = next((p for p in self.designs[sl.design].trace if p.throughput_gops >= target),
+                       None)
+            if hit is not None and hit.samples <= sl.samples:
+                return samples + hit.samples - s0, seconds + hit.seconds - t0, sl.design
+            samples += sl.samples - s0
+            seconds += sl.seconds - t0
         return None
 
 
@@ -106,6 +129,7 @@ class TransferRun:
     network: Network
     transfer: bool
     order_designs: bool
+    racing: bool
     method: str
     seed: int
     samples: int | None
@@ -143,19 +167,30 @@ def tuning_order(groups: Sequence[ShapeGroup]) -> list[int]:
     return order
 
 
+#: how :func:`rescale_tiling` moves a tiling to other sizes
+Rescale = Literal["ratio", "proportional", "same"]
+RESCALINGS: tuple[Rescale, ...] = ("ratio", "proportional", "same")
+
+
 def rescale_tiling(
     tiling: Mapping[str, int], *, source_extents: Mapping[str, int], space: SearchSpace,
-    space_loops: Sequence[str], proportional: bool = False,
+    space_loops: Sequence[str], how: Rescale = "ratio",
 ) -> dict[str, int]:
     """A tiling found on one problem size, moved to ``space`` (same design, other sizes).
 
-    Per loop of extent ``N -> N'`` (ratio ``r = N'/N``): a space loop keeps its PE count
-    ``T1/T2`` and scales the per-PE factor, ``T2' = round(r T2)``, ``T1' = PEs T2'``; any
-    other loop keeps its inner factor (SIMD lanes or latency hiding) and scales the
-    array-partitioning factor to the nearest multiple of it, ``T1' = T2 round(r T1/T2)``.
-    ``proportional`` instead scales every factor by ``r``. Factors the source lacks start
-    untiled (root = extent, inner = 1). The result is repaired to the nearest legal point
-    (:meth:`SearchSpace.repair`), so it is always legal.
+    Per loop of extent ``N -> N'`` (ratio ``r = N'/N``), ``how``:
+
+    * ``"ratio"``: a space loop keeps its PE count ``T1/T2`` and scales the per-PE factor,
+      ``T2' = round(r T2)``, ``T1' = PEs T2'``; any other loop keeps its inner factor (SIMD
+      lanes or latency hiding) and scales the array-partitioning factor to the nearest
+      multiple of it, ``T1' = T2 round(r T1/T2)``;
+    * ``"proportional"``: every factor scaled by ``r``;
+    * ``"same"``: every factor kept (the same tiles, so about the same on-chip buffers and
+      PEs: on a larger layer the scaled tilings can outgrow the BRAM, these cannot).
+
+    Factors the source lacks start untiled (root = extent, inner = 1). The result is
+    repaired to the nearest legal point (:meth:`SearchSpace.repair`; factors above the new
+    extent are cut to it), so it is always legal.
     """
     g = [1] * space.dim
     for ch in space.chains:
@@ -166,7 +201,9 @@ def rescale_tiling(
             continue
         r = ch.extent / n_old
         vals = [int(v) for v in src]  # type: ignore[arg-type]
-        if proportional or len(vals) != 2:
+        if how == "same":
+            new = [min(v, ch.extent) for v in vals]
+        elif how == "proportional" or len(vals) != 2:
             new = [max(1, round(v * r)) for v in vals]
         elif ch.loop in space_loops:
             pes = max(1, vals[0] // vals[1])
@@ -188,7 +225,8 @@ def transfer_seeds(
     n_tilings: int = N_TILINGS,
 ) -> list[dict[str, int]]:
     """Seeds for ``design`` on a new shape: each source's best tilings of that design,
-    rescaled both ways (:func:`rescale_tiling`), deduplicated, nearest source first."""
+    rescaled each way of :data:`RESCALINGS` (:func:`rescale_tiling`), deduplicated, nearest
+    source first."""
     out: list[dict[str, int]] = []
     seen: set[tuple[int, ...]] = set()
     for src in sources:
@@ -196,9 +234,9 @@ def transfer_seeds(
         if run is None:
             continue
         for tiling in run.top_tilings[:n_tilings]:
-            for proportional in (False, True):
+            for how in RESCALINGS:
                 p = rescale_tiling(dict(tiling), source_extents=dict(run.extents), space=space,
-                                   space_loops=design.space_loops, proportional=proportional)
+                                   space_loops=design.space_loops, how=how)
                 key = space.genome(p)
                 if key not in seen:
                     seen.add(key)
@@ -224,87 +262,121 @@ def design_order(designs: Sequence[Design], sources: Sequence[ShapeRun]) -> list
 ProgressFn = Callable[[int, int, str, int, int, str], None]
 
 
+@dataclass(frozen=True, slots=True)
+class Mode:
+    """How a run tunes the shapes: from scratch (``transfer=False``: the designs one after
+    another in the design space's order, no seeds) or with transfer from the nearest tuned
+    shapes, where ``order_designs`` predicts the designs' order (:func:`design_order`),
+    ``seed_tilings`` gives each design its :func:`transfer_seeds` and ``racing`` searches
+    the designs by successive halving from the predicted order (:func:`.transfer_race.race`)
+    instead of one after another. ``seed`` seeds the tuner."""
+
+    transfer: bool = True
+    seed_tilings: bool = True
+    order_designs: bool = True
+    racing: bool = True
+    seed: int = 0
+
+
+SCRATCH = Mode(transfer=False)
+
+
 def tune_layers(
     network: Network, *, kernel: str | Path, platform: Platform, dw_kernel: str | Path | None = None,
     design: str = "all", samples: int | None = None, time_s: float | None = None, seed: int = 0,
     method: str = "evolutionary", transfer: bool = True, seed_tilings: bool = True,
-    order_designs: bool = True, n_sources: int = N_SOURCES, progress: ProgressFn | None = None,
+    order_designs: bool = True, racing: bool = True, n_sources: int = N_SOURCES,
+    progress: ProgressFn | None = None,
 ) -> TransferRun:
-    """Tune every unique shape of ``network`` in :func:`tuning_order`, from scratch
-    (``transfer=False``: designs in the design space's order, no seeds) or with transfer
-    from the ``n_sources`` nearest tuned shapes: ``order_designs`` tunes the designs in
-    :func:`design_order`, ``seed_tilings`` gives each design its :func:`transfer_seeds`.
+    """Tune every unique shape of ``network`` in :func:`tuning_order` in one :class:`Mode`
+    (the keyword arguments of the same names); see :func:`tune_together`."""
+    mode = Mode(transfer, seed_tilings, order_designs, racing, seed)
+    (run,) = tune_together(network, [mode], kernel=kernel, platform=platform,
+                           dw_kernel=dw_kernel, design=design, samples=samples, time_s=time_s,
+                           method=method, n_sources=n_sources, progress=[progress])
+    return run
 
-    ``samples``/``time_s`` are per design and shape. ``progress(shape, shapes, layers,
-    design, designs, design_id)`` is called before each design. A KeyboardInterrupt ends
-    the run with the shapes finished so far.
+
+def tune_together(
+    network: Network, modes: Sequence[Mode], *, kernel: str | Path, platform: Platform,
+    dw_kernel: str | Path | None = None, design: str = "all", samples: int | None = None,
+    time_s: float | None = None, method: str = "evolutionary", n_sources: int = N_SOURCES,
+    progress: Sequence[ProgressFn | None] | None = None,
+) -> list[TransferRun]:
+    """One run per mode of every unique shape of ``network`` in :func:`tuning_order`, the
+    runs taking turns shape by shape (so their wall times, on a shared machine, are measured
+    under about the same load). With transfer, a shape takes its seeds and predicted design
+    order from the ``n_sources`` nearest shapes its own run has tuned; a shape without one
+    (the first of its kind) is tuned as from scratch.
+
+    ``samples``/``time_s`` are per design and shape. ``progress[k](shape, shapes, layers,
+    design, designs, design_id)`` is called before each stretch of search of run ``k``. A
+    KeyboardInterrupt ends the runs with the shapes every run finished.
     """
     if samples is None and time_s is None:
         raise NetworkError("tune_layers needs a budget: samples, time_s, or both")
+    shows = list(progress) if progress is not None else [None] * len(modes)
+    gens = [_tune_shapes(network, m, kernel=kernel, platform=platform, dw_kernel=dw_kernel,
+                         design=design, samples=samples, time_s=time_s, method=method,
+                         n_sources=n_sources, progress=show)
+            for m, show in zip(modes, shows, strict=True)]
+    runs: list[list[ShapeRun]] = [[] for _ in modes]
+    spent = [0.0] * len(modes)
+    interrupted = False
+    try:
+        for _ in unique_shapes(network):
+            for k, gen in enumerate(gens):
+                begin = time.perf_counter()
+                runs[k].append(next(gen))
+                spent[k] += time.perf_counter() - begin
+    except KeyboardInterrupt:
+        interrupted = True
+    n = min(len(r) for r in runs)
+    return [TransferRun(network, m.transfer, m.transfer and m.order_designs,
+                        m.transfer and m.racing, method, m.seed, samples, time_s,
+                        tuple(r[:n]), interrupted, t)
+            for m, r, t in zip(modes, runs, spent, strict=True)]
+
+
+def _tune_shapes(
+    network: Network, mode: Mode, *, kernel: str | Path, platform: Platform,
+    dw_kernel: str | Path | None, design: str, samples: int | None, time_s: float | None,
+    method: str, n_sources: int, progress: ProgressFn | None,
+) -> Iterator[ShapeRun]:
+    """The shapes of one run, tuned one at a time as they are asked for."""
     dw = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
     groups = unique_shapes(network)
     order = tuning_order(groups)
     done: dict[int, ShapeRun] = {}
-    runs: list[ShapeRun] = []
-    start = time.perf_counter()
-    interrupted = False
-    try:
-        for n, k in enumerate(order, 1):
-            group = groups[k]
-            path = dw if group.kind == "depthwise" else Path(kernel)
-            ks = analyse(load_scop(path, group.first.defines()), max_dim=2)
-            designs = ([d for d in ks.designs if len(d.space_loops) <= 2] if design == "all"
-                       else [ks.design(design)])
-            near = sorted((j for j in done if math.isfinite(shape_distance(groups[j], group))),
-                          key=lambda j: (shape_distance(groups[j], group), j))[:n_sources]
-            sources = [done[j] for j in near] if transfer else []
-            if sources and order_designs:
-                designs = design_order(designs, sources)
-            results = []
-            for j, d in enumerate(designs, 1):
-                if progress is not None:
-                    progress(n, len(order), ",".join(group.names), j, len(designs), d.id)
-                got = _tune_design(ks, d, platform, sources if seed_tilings else [],
-                                   method=method, seed=seed, samples=samples, time_s=time_s)
-                if got is not None:
-                    results.append(got)
-            run = ShapeRun(k, group, tuple(results), tuple(near) if sources else ())
-            done[k] = run
-            runs.append(run)
-    except KeyboardInterrupt:
-        interrupted = True
-    return TransferRun(network, transfer, transfer and order_designs, method, seed, samples,
-                       time_s, tuple(runs), interrupted, time.perf_counter() - start)
+    for n, k in enumerate(order, 1):
+        group = groups[k]
+        path = dw if group.kind == "depthwise" else Path(kernel)
+        ks = analyse(load_scop(path, group.first.defines()), max_dim=2)
+        designs = ([d for d in ks.designs if len(d.space_loops) <= 2] if design == "all"
+                   else [ks.design(design)])
+        near = sorted((j for j in done if math.isfinite(shape_distance(groups[j], group))),
+                      key=lambda j: (shape_distance(groups[j], group), j))[:n_sources]
+        sources = [done[j] for j in near] if mode.transfer else []
+        if sources and mode.order_designs:
+            designs = design_order(designs, sources)
+        seeds = _seeder(sources) if sources and mode.seed_tilings else None
+        raced = bool(sources) and mode.racing
+        names = ",".join(group.names)
+
+        def show(j: int, design_id: str, n: int = n, names: str = names,
+                 total: int = len(designs)) -> None:
+            if progress is not None:
+                progress(n, len(order), names, j + 1, total, design_id)
+
+        searches, slices = race(
+            designs, start_search(ks, platform, method=method, seed=mode.seed, seeds=seeds),
+            samples=samples, time_s=time_s, rungs=RUNGS if raced else (), progress=show)
+        done[k] = ShapeRun(k, group, tuple(s.record() for s in searches), tuple(near) if
+                           sources else (), tuple(slices) if raced else ())
+        yield done[k]
 
 
-def _tune_design(
-    ks: KernelSpace, design: Design, platform: Platform, sources: Sequence[ShapeRun], *,
-    method: str, seed: int, samples: int | None, time_s: float | None,
-) -> DesignRun | None:
-    """Tune one design, seeded from ``sources``; None if its model cannot be built. The
-    model build and the seeds' rescaling count in the run's seconds."""
-    begin = time.perf_counter()
-    try:
-        model = build_model(ks, design, platform=platform, variant="accurate")
-        tuner = make_tuner(method, model, seed=seed)
-    except OdysseyError:
-        return None
-    seeds = transfer_seeds(design, SearchSpace(model.params), sources) if sources else []
-    if seeds:
-        tuner.seed_points(seeds)
-    built = time.perf_counter() - begin
-    result = run_tuner(tuner, model, samples=samples, time_s=time_s)
-    best: dict[Tiling, float] = {}
-    for t in sorted((t for t in result.trials if t.feasible), key=lambda t: -t.throughput_gops):
-        best.setdefault(tuple((k, int(v)) for k, v in t.tiling.items()), t.throughput_gops)
-        if len(best) >= N_TILINGS:
-            break
-    trace = tuple(TracePoint(p.samples, built + p.seconds, p.throughput_gops)
-                  for p in result.trace)
-    return DesignRun(design.id, result.best.throughput_gops if result.best else None,
-                     tuple(best), tuple(best.values()), _extents(model.params), trace,
-                     result.samples, built + result.seconds, len(seeds))
-
-
-def _extents(params: Sequence[ParamSpec]) -> tuple[tuple[str, int], ...]:
-    return tuple((p.loop, p.upper) for p in params if p.divides is None)
+def _seeder(sources: Sequence[ShapeRun]) -> Callable[[Design, SearchSpace], list[Point]]:
+    def seeds(design: Design, space: SearchSpace) -> list[Point]:
+        return transfer_seeds(design, space, sources)
+    return seeds

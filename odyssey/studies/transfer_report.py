@@ -2,8 +2,9 @@
 
 For each unique shape, the from-scratch run's best throughput ``Q`` sets the target
 ``quality * Q`` (``quality = 0.99`` by default). Each run's *time to target* is read off
-its traces: the designs searched one after another in that run's order, the samples and
-seconds until the shape's best first reached the target (:meth:`ShapeRun.time_to`). The
+its traces: every stretch of search counted in the order it ran (the designs one after
+another from scratch; probes and halving first with racing), the samples and seconds until
+the shape's best first reached the target (:meth:`ShapeRun.time_to`). The
 from-scratch run always reaches it; a transfer run that never does is charged its whole
 search of the shape and flagged. Totals sum over the unique shapes (a shape shared by
 several layers is tuned once).
@@ -38,6 +39,10 @@ class ShapeComparison:
     transfer_seconds: float
     reached: bool  # the transfer run reached the target (else: charged its whole search)
     seeded_designs: int
+    scratch_design: str  # the design that first reached the target from scratch
+    scratch_rank: int  # its position in the from-scratch order (1-based)
+    transfer_design: str | None  # ... with transfer (None if none did)
+    transfer_rank: int | None  # its position in the predicted order (1-based)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +95,8 @@ def compare(scratch: TransferRun, transfer: TransferRun, *, quality: float = QUA
         hit_s = s.time_to(target)
         assert hit_s is not None  # the scratch run reaches its own result
         hit_t = t.time_to(target)
+        first_s, first_t = s.first_to(target), t.first_to(target)
+        assert first_s is not None
         out.append(ShapeComparison(
             layers=s.group.names, kind=s.group.kind, sizes=s.group.sizes,
             sources=tuple(names[j] for j in t.sources if j in names),
@@ -97,41 +104,53 @@ def compare(scratch: TransferRun, transfer: TransferRun, *, quality: float = QUA
             scratch_samples=hit_s[0], scratch_seconds=hit_s[1],
             transfer_samples=hit_t[0] if hit_t else t.samples,
             transfer_seconds=hit_t[1] if hit_t else t.seconds,
-            reached=hit_t is not None, seeded_designs=sum(1 for d in t.designs if d.seeds)))
+            reached=hit_t is not None, seeded_designs=sum(1 for d in t.designs if d.seeds),
+            scratch_design=first_s.design, scratch_rank=s.designs.index(first_s) + 1,
+            transfer_design=first_t.design if first_t else None,
+            transfer_rank=t.designs.index(first_t) + 1 if first_t else None))
     return TransferComparison(quality, tuple(out))
 
 
 def shape_record(run: ShapeRun) -> dict[str, Any]:
+    """A shape's run: its best design and tiling, and each design's result (``designs``:
+    ``[id, best GOP/s, samples, seeds]`` in the order they were first searched)."""
     best = run.best_design
     return {"layers": list(run.group.names), "kind": run.group.kind,
             "sizes": dict(run.group.sizes), "best_gops": run.best_gops,
             "design": best.design if best else None,
             "tiling": dict(best.top_tilings[0]) if best and best.top_tilings else None,
-            "samples": run.samples, "seconds": run.seconds,
-            "designs": [{"design": d.design, "best_gops": d.best_gops, "samples": d.samples,
-                         "seconds": d.seconds, "seeds": d.seeds} for d in run.designs]}
+            "samples": run.samples, "seconds": round(run.seconds, 3),
+            "designs": [[d.design, d.best_gops, d.samples, d.seeds] for d in run.designs]}
 
 
-def comparison_record(c: TransferComparison, scratch: TransferRun, transfer: TransferRun
-                      ) -> dict[str, Any]:
-    """JSON-ready record of both runs and their comparison."""
-    return {
+def comparison_record(c: TransferComparison, scratch: TransferRun, transfer: TransferRun, *,
+                      runs: bool = True) -> dict[str, Any]:
+    """JSON-ready record of the comparison (totals, one row per shape) and, with ``runs``,
+    of both runs (:func:`shape_record`)."""
+    rec: dict[str, Any] = {
         "network": scratch.network.name, "method": scratch.method, "seed": scratch.seed,
         "samples": scratch.samples, "time_s": scratch.time_s, "quality": c.quality,
-        "order_designs": transfer.order_designs,
+        "order_designs": transfer.order_designs, "racing": transfer.racing,
         "totals": {"scratch_samples": c.scratch_samples, "transfer_samples": c.transfer_samples,
-                   "scratch_seconds": c.scratch_seconds, "transfer_seconds": c.transfer_seconds,
+                   "scratch_seconds": round(c.scratch_seconds, 3),
+                   "transfer_seconds": round(c.transfer_seconds, 3),
                    "speedup_samples": c.speedup_samples, "speedup_seconds": c.speedup_seconds,
                    "unreached": list(c.unreached),
-                   "scratch_run_seconds": scratch.seconds,
-                   "transfer_run_seconds": transfer.seconds},
+                   "scratch_run_seconds": round(scratch.seconds, 1),
+                   "transfer_run_seconds": round(transfer.seconds, 1)},
         "shapes": [{"layers": list(s.layers), "kind": s.kind, "sizes": dict(s.sizes),
-                    "sources": list(s.sources), "scratch_gops": s.scratch_gops,
-                    "transfer_gops": s.transfer_gops, "target_gops": s.target_gops,
-                    "scratch_samples": s.scratch_samples, "scratch_seconds": s.scratch_seconds,
+                    "sources": list(s.sources), "scratch_gops": round(s.scratch_gops, 4),
+                    "transfer_gops": round(s.transfer_gops, 4),
+                    "target_gops": round(s.target_gops, 4),
+                    "scratch_samples": s.scratch_samples,
+                    "scratch_seconds": round(s.scratch_seconds, 3),
                     "transfer_samples": s.transfer_samples,
-                    "transfer_seconds": s.transfer_seconds, "reached": s.reached,
-                    "seeded_designs": s.seeded_designs} for s in c.shapes],
-        "scratch": [shape_record(s) for s in scratch.shapes],
-        "transfer": [shape_record(s) for s in transfer.shapes],
+                    "transfer_seconds": round(s.transfer_seconds, 3), "reached": s.reached,
+                    "seeded_designs": s.seeded_designs,
+                    "scratch_design": [s.scratch_design, s.scratch_rank],
+                    "transfer_design": [s.transfer_design, s.transfer_rank]} for s in c.shapes],
     }
+    if runs:
+        rec["scratch"] = [shape_record(s) for s in scratch.shapes]
+        rec["transfer"] = [shape_record(s) for s in transfer.shapes]
+    return rec

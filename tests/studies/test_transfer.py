@@ -17,8 +17,10 @@ from odyssey.model import build_model
 from odyssey.platforms import load_platform
 from odyssey.studies.networks import Network, ShapeGroup, load_network, parse_network
 from odyssey.studies.transfer import (
+    RESCALINGS,
     DesignRun,
     ShapeRun,
+    Slice,
     TransferRun,
     design_order,
     rescale_tiling,
@@ -26,6 +28,7 @@ from odyssey.studies.transfer import (
     tune_layers,
     tuning_order,
 )
+from odyssey.studies.transfer_race import race, start_search
 from odyssey.studies.transfer_report import compare
 from odyssey.tune import SearchSpace, TracePoint
 
@@ -57,9 +60,9 @@ def test_rescaled_tilings_are_legal_and_keep_simd_and_pe_grid(design_id: str) ->
     kept = 0
     for genome in src.sample(rng, 200).tolist():
         tiling = src.to_point(genome)
-        for proportional in (False, True):
+        for how in RESCALINGS:
             got = rescale_tiling(tiling, source_extents=extents, space=dst,
-                                 space_loops=dst_design.space_loops, proportional=proportional)
+                                 space_loops=dst_design.space_loops, how=how)
             assert dst.is_legal(dst.genome(got)), (tiling, got)
         got = rescale_tiling(tiling, source_extents=extents, space=dst,
                              space_loops=dst_design.space_loops)
@@ -86,6 +89,25 @@ def test_rescaling_follows_the_size_ratio() -> None:
     assert got["T_o1"] // got["T_o2"] == 8 and got["T_o2"] == 8  # 8 PEs kept, per-PE x2
     assert got["T_i1"] == 32 and got["T_h1"] == 28 and got["T_w1"] == 4
     assert got["T_p1"] == 3 and got["T_q1"] == 3
+
+
+def test_same_tiles_stay_within_the_bram_where_scaled_ones_outgrow_it() -> None:
+    """VGG16 conv2-1 -> conv1-2 (H, W double), design oi-hwipq.o: the best tiling of the
+    from-scratch run on conv2-1 (seed 0, 240.5 GOP/s), scaled with the sizes, needs 9,376 or
+    14,272 BRAM18K of 3,763; the same tiles fit and reach 262 GOP/s (95% of conv1-2's best)."""
+    ks = analyse(load_scop(CNN, _sizes(64, 64, 224, 224)), max_dim=2)
+    design = ks.design("oi-hwipq.o")
+    model = build_model(ks, design, platform=U250)
+    space = SearchSpace(model.params)
+    tiling = {"T_o1": 16, "T_h1": 38, "T_w1": 112, "T_i1": 64, "T_p1": 3, "T_q1": 3, "T_o2": 1,
+              "T_h2": 1, "T_w2": 28, "T_i2": 8}
+    src = {"o": 128, "i": 64, "h": 112, "w": 112, "p": 3, "q": 3}
+    got = {how: rescale_tiling(tiling, source_extents=src, space=space,
+                               space_loops=design.space_loops, how=how) for how in RESCALINGS}
+    assert got["same"] == tiling
+    ev = model.evaluate({n: np.array([got[h][n] for h in RESCALINGS]) for n in model.param_names})
+    assert list(ev.feasible) == [False, False, True]
+    assert ev.throughput_gops[2] > 260
 
 
 def test_tuning_order_chains_similar_shapes_within_kinds() -> None:
@@ -121,9 +143,9 @@ def test_time_to_quality_counts_earlier_designs_whole() -> None:
     assert scratch.time_to(99.0) == (170, pytest.approx(1.7))
     transfer = _run([("b", 100.0, [(3, 99.2)], 100), ("a", 50.0, [(10, 50.0)], 100)])
     assert transfer.time_to(99.0) == (3, pytest.approx(0.03))
-    run = TransferRun(load_network("vgg16"), False, False, "evolutionary", 0, 100, None,
+    run = TransferRun(load_network("vgg16"), False, False, False, "evolutionary", 0, 100, None,
                       (scratch,), False, 1.0)
-    got = compare(run, TransferRun(run.network, True, True, "evolutionary", 0, 100, None,
+    got = compare(run, TransferRun(run.network, True, True, False, "evolutionary", 0, 100, None,
                                    (transfer,), False, 1.0))
     (s,) = got.shapes
     assert (s.scratch_samples, s.transfer_samples, s.reached) == (170, 3, True)
@@ -167,3 +189,77 @@ def test_cli_network_transfer_reports_the_time_to_quality(
     rec = json.loads(out.read_text())
     assert rec["quality"] == 0.99 and len(rec["shapes"]) == 2
     assert rec["shapes"][1]["sources"] == ["a"]
+
+
+def test_time_to_quality_counts_every_stretch_in_the_order_it_ran() -> None:
+    """Raced: a probes 10 samples, b probes 10, b goes on to 60 and hits at its 50th sample:
+    10 + 10 + (50 - 10) samples; the hit design is b, whatever the designs' order."""
+    shape = _run([("a", 50.0, [(5, 50.0)], 100), ("b", 100.0, [(8, 60.0), (50, 99.5)], 100)])
+    raced = ShapeRun(0, shape.group, shape.designs, (),
+                     (Slice(0, 10, 0.1), Slice(1, 10, 0.1), Slice(1, 60, 0.6), Slice(0, 100, 1.0),
+                      Slice(1, 100, 1.0)))
+    assert raced.time_to(99.0) == (60, pytest.approx(0.6))
+    assert raced.first_to(99.0) is shape.designs[1]
+    assert raced.time_to(101.0) is None and raced.first_to(101.0) is None
+    assert shape.time_to(99.0) == (150, pytest.approx(1.5))  # one after another
+
+
+class _Scripted:
+    """A stand-in for DesignSearch: best throughput ``gops(samples)``, one sample a ms."""
+
+    def __init__(self, name: str, gops: Any) -> None:
+        self.design = type("D", (), {"id": name})()
+        self.gops, self.samples, self.seconds, self.finished = gops, 0, 0.0, False
+
+    @property
+    def best_gops(self) -> float | None:
+        return self.gops(self.samples) if self.samples else None
+
+    def run(self, *, samples: int | None, time_s: float | None) -> bool:
+        assert samples is not None and time_s is None
+        if samples <= self.samples:
+            return False
+        self.seconds += (samples - self.samples) / 1000
+        self.samples = samples
+        return True
+
+
+def test_race_probes_all_halves_the_field_then_completes_every_budget() -> None:
+    """Eight designs predicted worst-first: the probe (1/40 of 4000 = 100 samples) ranks them,
+    the best two go on to 400 and the best of those to 1600, then all complete to 4000, best
+    first; the best design, predicted last, is searched on right after the probes."""
+    quality = [1, 2, 3, 4, 5, 6, 7, 8]  # design k plateaus at quality[k] (by 100 samples)
+    designs = [_Scripted(f"d{k}", lambda n, q=q: q * min(n, 100) / 100)
+               for k, q in enumerate(quality)]
+    searches, slices = race(designs, lambda d: d, samples=4000, time_s=None,  # type: ignore
+                            rungs=(1 / 40, 1 / 10, 2 / 5), keep=1 / 4)
+    assert searches == designs
+    got = [(designs[s.design].design.id, s.samples) for s in slices]
+    assert got[:8] == [(f"d{k}", 100) for k in range(8)]
+    assert got[8:10] == [("d7", 400), ("d6", 400)]
+    assert got[10:11] == [("d7", 1600)]
+    assert got[11:] == [(f"d{k}", 4000) for k in range(7, -1, -1)]
+    assert all(d.samples == 4000 for d in designs)
+    fresh = [_Scripted(f"d{k}", lambda n: 1.0) for k in range(2)]
+    _, seq = race(fresh, lambda d: d, samples=4000, time_s=None, rungs=())  # type: ignore
+    assert [(s.design, s.samples) for s in seq] == [(0, 4000), (1, 4000)]  # one after another
+
+
+def test_race_resumes_real_searches_to_their_whole_budget() -> None:
+    """Real models: every design of a small shape ends with the whole budget (or converged),
+    the stretches add up to it, and the race's best is the sequential search's."""
+    ks = analyse(load_scop(CNN, _sizes(32, 32, 14, 14)), max_dim=2)
+    designs = [d for d in ks.designs if len(d.space_loops) == 1][:6]
+    start = start_search(ks, U250, method="evolutionary", seed=0, seeds=None)
+    raced, slices = race(designs, start, samples=800, time_s=None)
+    seq, _ = race(designs, start, samples=800, time_s=None, rungs=())
+    for r in raced:
+        assert r.samples == 800 or r.finished
+    for k, r in enumerate(raced):
+        mine = [s for s in slices if s.design == k]
+        assert mine[-1].samples == r.samples and mine[-1].seconds == pytest.approx(r.seconds)
+        assert [s.samples for s in mine] == sorted(s.samples for s in mine)
+    assert max(r.best_gops or 0 for r in raced) >= 0.99 * max(s.best_gops or 0 for s in seq)
+    rec = raced[0].record()
+    assert rec.samples == raced[0].samples and rec.trace[-1].throughput_gops == rec.best_gops
+    assert list(rec.top_gops) == sorted(rec.top_gops, reverse=True) and len(rec.top_tilings) <= 3

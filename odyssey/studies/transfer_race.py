@@ -1,0 +1,198 @@
+"""One design's search run in stretches, and the race that schedules them (:mod:`.transfer`).
+
+Tuned one after another, the designs of a shape reach a quality target only when the search
+comes to the first design able to reach it; a wrong design order costs whole searches. The
+race spends a little of every design's budget first and the rest in the order of what that
+bought (successive halving, Jamieson & Talwalkar 2016; Li et al., Hyperband, 2018):
+
+* **Probe**: every design, in the predicted order (best first), searches ``RUNGS[0]`` of
+  its budget, its transferred seeds first.
+* **Halving**: the best ``ceil(KEEP n)`` of the ``n`` designs of the previous rung (by their
+  best throughput so far, ties in the predicted order) go on to ``RUNGS[1]`` of their
+  budget, the best of those to ``RUNGS[2]``, and so on.
+* **Completion**: every design, best so far first, searches on to its whole budget.
+
+So every design gets the budget it has without the race, searched by the same tuner (it is
+resumed, not restarted): the race changes when work is done, not how much, and a shape's
+final result is as good as the sequential search's. Every evaluation of every stretch counts
+in the time to a target (:class:`Slice`), and so does each model build (on a design's first
+stretch).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from odyssey.errors import OdysseyError
+from odyssey.mapping.space import Design, KernelSpace
+from odyssey.model import build_model
+from odyssey.model.design_model import DesignModel, ParamSpec
+from odyssey.platforms import Platform
+from odyssey.tune import Point, TracePoint, Tuner, make_tuner, run_tuner
+from odyssey.tune.space import SearchSpace
+
+Tiling = tuple[tuple[str, int], ...]
+#: best distinct tilings kept per design and shape for transfer
+N_TILINGS = 3
+#: cumulative share of a design's budget at each rung of the race (the first is the probe)
+RUNGS = (1 / 40, 1 / 10, 2 / 5)
+#: share of a rung's designs that go on to the next
+KEEP = 1 / 4
+
+#: seeds for a design, given the search space of its model on the new shape
+SeedFn = Callable[[Design, SearchSpace], list[Point]]
+
+
+@dataclass(frozen=True, slots=True)
+class DesignRun:
+    """One design tuned on one shape: its best tilings (best first), the search trace
+    (``samples`` and ``seconds`` since the design's model was built, over all its stretches),
+    the seeds it was given."""
+
+    design: str
+    best_gops: float | None
+    top_tilings: tuple[Tiling, ...]
+    top_gops: tuple[float, ...]
+    extents: tuple[tuple[str, int], ...]  # loop -> extent, from the model's root factors
+    trace: tuple[TracePoint, ...]
+    samples: int
+    seconds: float
+    seeds: int
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """A stretch of one design's search: ``design`` indexes the shape's designs; ``samples``
+    and ``seconds`` are the design's totals at the end of the stretch (its start is the end
+    of the design's previous stretch, or 0)."""
+
+    design: int
+    samples: int
+    seconds: float
+
+
+class DesignSearch:
+    """One design's search on one shape, resumable: :meth:`run` searches on until the design
+    has spent the given totals. The model build and the seeds count in its seconds.
+
+    Raises :class:`OdysseyError` if the design's model cannot be built.
+    """
+
+    def __init__(self, ks: KernelSpace, design: Design, platform: Platform, *, method: str,
+                 seed: int, seeds: SeedFn | None = None) -> None:
+        begin = time.perf_counter()
+        self.design = design
+        self.model: DesignModel = build_model(ks, design, platform=platform, variant="accurate")
+        self.tuner: Tuner = make_tuner(method, self.model, seed=seed)
+        points = seeds(design, SearchSpace(self.model.params)) if seeds is not None else []
+        if points:
+            self.tuner.seed_points(points)
+        self.seeds = len(points)
+        self.samples = 0
+        self.search_seconds = 0.0  # in the tuner, the budget ``time_s`` is held to
+        self.seconds = time.perf_counter() - begin
+        self.finished = False  # the tuner converged or ran out of points
+        self._trace: list[TracePoint] = []
+        self._top: dict[Tiling, float] = {}
+
+    @property
+    def best_gops(self) -> float | None:
+        return self._trace[-1].throughput_gops if self._trace else None
+
+    def run(self, *, samples: int | None, time_s: float | None) -> bool:
+        """Search on until ``samples`` evaluations and/or ``time_s`` seconds of search in all;
+        whether anything was evaluated. A KeyboardInterrupt during the search is re-raised
+        (the tuner's driver catches it)."""
+        more = None if samples is None else samples - self.samples
+        secs = None if time_s is None else time_s - self.search_seconds
+        if self.finished or (more is not None and more < 1) or (secs is not None and secs <= 0):
+            return False
+        result = run_tuner(self.tuner, self.model, samples=more, time_s=secs)
+        for p in result.trace:
+            if self.best_gops is None or p.throughput_gops > self.best_gops:
+                self._trace.append(TracePoint(self.samples + p.samples, self.seconds + p.seconds,
+                                              p.throughput_gops))
+        ranked = sorted((t for t in result.trials if t.feasible), key=lambda t: -t.throughput_gops)
+        fresh: dict[Tiling, float] = {}
+        for t in ranked:
+            fresh.setdefault(tuple((k, int(v)) for k, v in t.tiling.items()), t.throughput_gops)
+            if len(fresh) >= N_TILINGS:
+                break
+        merged = sorted({**fresh, **self._top}.items(), key=lambda kv: -kv[1])  # stable: older first
+        self._top = dict(merged[:N_TILINGS])
+        self.samples += result.samples
+        self.search_seconds += result.seconds
+        self.seconds += result.seconds
+        self.finished = result.stop_reason in ("converged", "exhausted")
+        if result.stop_reason == "interrupted":
+            raise KeyboardInterrupt
+        return result.samples > 0
+
+    def record(self) -> DesignRun:
+        return DesignRun(self.design.id, self.best_gops, tuple(self._top),
+                         tuple(self._top.values()), _extents(self.model.params),
+                         tuple(self._trace), self.samples, self.seconds, self.seeds)
+
+
+def race(
+    designs: Sequence[Design], start: Callable[[Design], DesignSearch | None], *,
+    samples: int | None, time_s: float | None, rungs: Sequence[float] = RUNGS,
+    keep: float = KEEP, progress: Callable[[int, str], None] | None = None,
+) -> tuple[list[DesignSearch], list[Slice]]:
+    """Search ``designs`` (in their predicted order, best first) by successive halving (see
+    the module docstring), each to ``samples`` evaluations and/or ``time_s`` seconds in the
+    end; with no ``rungs``, one after another, each to its whole budget at once.
+    ``start(design)`` builds a design's search when it is first needed (None: skip the
+    design); ``progress(k, design_id)`` is called before each stretch (``k`` indexes
+    ``designs``). Returns the searches (in ``designs`` order, skipped ones left out) and the
+    stretches in the order they ran."""
+    assert all(0 < r < 1 for r in rungs) and list(rungs) == sorted(rungs) and 0 < keep <= 1
+    searches: list[DesignSearch] = []
+    where: list[int] = []  # position in ``designs`` of each search
+    slices: list[Slice] = []
+
+    def stretch(k: int, share: float) -> None:
+        s = searches[k]
+        if progress is not None:
+            progress(where[k], s.design.id)
+        if s.run(samples=None if samples is None else max(1, math.ceil(share * samples)),
+                 time_s=None if time_s is None else share * time_s):
+            slices.append(Slice(k, s.samples, s.seconds))
+
+    def ranked(pool: Sequence[int]) -> list[int]:  # stable: ties keep the predicted order
+        return sorted(pool, key=lambda k: -(searches[k].best_gops or 0.0))
+
+    for j, d in enumerate(designs):
+        s = start(d)
+        if s is None:
+            continue
+        searches.append(s)
+        where.append(j)
+        stretch(len(searches) - 1, rungs[0] if rungs else 1.0)
+    pool = list(range(len(searches)))
+    for share in rungs[1:]:
+        pool = ranked(pool)[: max(1, math.ceil(keep * len(pool)))]
+        for k in pool:
+            stretch(k, share)
+    if rungs:
+        for k in ranked(range(len(searches))):
+            stretch(k, 1.0)
+    return searches, slices
+
+
+def start_search(ks: KernelSpace, platform: Platform, *, method: str, seed: int,
+                 seeds: SeedFn | None) -> Callable[[Design], DesignSearch | None]:
+    """``start`` for :func:`race`: a design's search, or None if its model cannot be built."""
+    def start(design: Design) -> DesignSearch | None:
+        try:
+            return DesignSearch(ks, design, platform, method=method, seed=seed, seeds=seeds)
+        except OdysseyError:
+            return None
+    return start
+
+
+def _extents(params: Sequence[ParamSpec]) -> tuple[tuple[str, int], ...]:
+    return tuple((p.loop, p.upper) for p in params if p.divides is None)
