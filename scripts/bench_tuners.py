@@ -1,6 +1,6 @@
 """Benchmark every tuner on every MM design (Odyssey section 5.2, Figures 7-9).
 
-    .venv/bin/python scripts/bench_tuners.py                      # 12 methods x 18 designs x 5 seeds x 5 s
+    .venv/bin/python scripts/bench_tuners.py                      # 13 methods x 18 designs x 5 seeds x 5 s
     .venv/bin/python scripts/bench_tuners.py --seeds 3 --methods odyssey,annealing
     .venv/bin/python scripts/bench_tuners.py --quick              # MM 256^3, 3 designs, 2 seeds, 0.5 s
     .venv/bin/python scripts/bench_tuners.py --plot-only          # redraw from runs.json
@@ -167,7 +167,7 @@ def _outputs(result: BenchResult, out: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--designs", help="comma-separated design ids (default: all)")
-    ap.add_argument("--methods", help="comma-separated tuner names (default: all 12)")
+    ap.add_argument("--methods", help="comma-separated tuner names (default: all 13)")
     ap.add_argument("--seeds", type=int, help="number of seeds 0..N-1 (default 5)")
     ap.add_argument("--time", type=float, help="seconds per run (default 5)")
     ap.add_argument("--samples", type=int, help="also stop each run after this many samples")

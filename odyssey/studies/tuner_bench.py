@@ -26,8 +26,8 @@ from odyssey.tune import TUNERS, TracePoint, make_tuner, run_tuner
 from odyssey.tune.optimum import find_optimum
 
 #: every method of the paper's comparison plus ours, in plotting order
-METHODS = ("random", "exhaustive", "annealing", "bayesian", "opentuner", "rl", "mind_mappings",
-           "gbfs", "a2c", "sunstone", "evolutionary", "odyssey")
+METHODS = ("random", "exhaustive", "annealing", "bayesian", "opentuner", "ensemble", "rl",
+           "mind_mappings", "gbfs", "a2c", "sunstone", "evolutionary", "odyssey")
 
 
 @dataclass(frozen=True, slots=True)

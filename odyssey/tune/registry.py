@@ -25,6 +25,7 @@ from odyssey.tune.gbfs import GreedyBestFirst
 from odyssey.tune.mfbo_tuner import MFBOTuner
 from odyssey.tune.mind_mappings import MindMappings
 from odyssey.tune.odyssey_tuner import OdysseyTuner
+from odyssey.tune.opentuner_search import OpenTunerSearch
 from odyssey.tune.random_search import RandomSearch
 from odyssey.tune.rl import ReinforcementLearning
 from odyssey.tune.sunstone import Sunstone
@@ -37,7 +38,8 @@ TUNERS: dict[str, type[Tuner]] = {
     "exhaustive": ExhaustiveSearch,
     "annealing": SimulatedAnnealing,
     "bayesian": BayesianOptimization,
-    "opentuner": OpenTunerEnsemble,
+    "opentuner": OpenTunerSearch,
+    "ensemble": OpenTunerEnsemble,
     "rl": ReinforcementLearning,
     "mind_mappings": MindMappings,
     "gbfs": GreedyBestFirst,

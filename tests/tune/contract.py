@@ -47,6 +47,8 @@ class TunerContract:
     bad_options: ClassVar[list[tuple[dict[str, Any], str]]] = []
     #: samples for the quick runs of this suite
     samples: ClassVar[int] = 700
+    #: the sample budget of the exact-budget check (not a multiple of any batch size)
+    odd_samples: ClassVar[int] = 777
 
     model: DesignModel = _MODEL
 
@@ -99,7 +101,7 @@ class TunerContract:
 
     def test_sample_budget_is_respected_exactly(self) -> None:
         model = CountingModel()
-        budget = 777  # not a multiple of any batch size
+        budget = self.odd_samples
         result = run_tuner(self.make(model=model), model, samples=budget)
         assert result.samples == len(result.trials)
         assert model.points == result.samples + result.tuner_evaluations <= budget

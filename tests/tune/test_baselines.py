@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 import math
+import random
+import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -11,6 +16,7 @@ import numpy as np
 import optuna
 import pytest
 
+from odyssey.errors import TunerError
 from odyssey.studies.tuner_bench import BenchConfig, run_bench
 from odyssey.tune import (
     TUNERS,
@@ -24,6 +30,7 @@ from odyssey.tune import (
     SearchSpace,
     SimulatedAnnealing,
     Sunstone,
+    fitness,
     make_tuner,
     run_tuner,
 )
@@ -32,6 +39,7 @@ from odyssey.tune.ensemble_techniques import DifferentialEvolution
 from odyssey.tune.exhaustive import _Permutation, chain_options
 from odyssey.tune.moves import all_moves, apply_move, neighbours
 from odyssey.tune.nn import MLP, masked_softmax, sample_categorical
+from odyssey.tune.opentuner_search import INFEASIBLE_CYCLES, OpenTunerSearch, reported_times
 from odyssey.tune.sunstone import pareto_front
 from tests.tune.contract import TunerContract, _columns
 from tests.tune.mm_model import mm_model
@@ -137,8 +145,8 @@ class TestBayesian(TunerContract):
         assert max(feasible) == pytest.approx(result.best.throughput_gops)
 
 
-class TestOpenTuner(TunerContract):
-    name = "opentuner"
+class TestEnsemble(TunerContract):
+    name = "ensemble"
     bad_options: ClassVar[list[tuple[dict[str, Any], str]]] = [
         ({"batch_size": 0}, "integer >= 1"),
         ({"population_size": 3}, "integer >= 4"),
@@ -162,6 +170,106 @@ class TestOpenTuner(TunerContract):
         assert all(n > 0 for n in tuner.bandit.uses.values())
         de = tuner.techniques["differential_evolution"]
         assert isinstance(de, DifferentialEvolution) and len(de.pop) == 30
+
+
+_NO_OPENTUNER = importlib.util.find_spec("opentuner") is None
+
+
+@pytest.mark.skipif(_NO_OPENTUNER, reason="OpenTuner is not installed: pip install opentuner")
+class TestOpenTuner(TunerContract):
+    """The real OpenTuner: ~100 evaluations/s through its SQL database, so short runs."""
+
+    name = "opentuner"
+    samples = 60
+    odd_samples = 77
+    bad_options: ClassVar[list[tuple[dict[str, Any], str]]] = [
+        ({"batch_size": 0}, "integer >= 1"),
+        ({"technique": "Bogus"}, "one of OpenTuner's techniques"),
+    ]
+
+    @pytest.fixture(autouse=True, scope="class")
+    @classmethod
+    def _import_opentuner(cls) -> None:
+        """Import OpenTuner (~0.5 s) before any run is timed."""
+        make_tuner("opentuner", MODEL, seed=0)
+
+    def test_runs_opentuners_default_ensemble_and_reports_the_model(self) -> None:
+        tuner = self.make(seed=4)
+        assert isinstance(tuner, OpenTunerSearch)
+        result = run_tuner(tuner, self.model, samples=100)
+        history = tuner.run.history()
+        assert len(history) == tuner.requests >= result.samples == 100
+        assert {r for r, _, _ in history} >= {"DifferentialEvolutionAlt", "UniformGreedyMutation",
+                                               "NormalGreedyMutation", "RandomNelderMead"}
+        space = tuner.space
+        for _, config, reported in history[::3]:
+            ev = self.model.evaluate_one(space.repair(config))
+            if ev["feasible"]:
+                assert reported == ev["latency_cycles"]
+            else:
+                assert reported > INFEASIBLE_CYCLES
+        assert result.best is not None
+        assert min(t for _, _, t in history) == result.best.latency_cycles
+
+    def test_seed_points_are_requested_first(self) -> None:
+        tuner = self.make(seed=2)
+        seed = {"T_i1": 128, "T_j1": 128, "T_k1": 64, "T_i2": 4, "T_j2": 8, "T_k2": 4}
+        tuner.seed_points([seed, {**seed, "T_i2": 3}])  # 3 does not divide 128: 2 (ties go down)
+        result = run_tuner(tuner, self.model, samples=8)
+        assert dict(result.trials[0].tiling) == seed
+        assert dict(result.trials[1].tiling) == {**seed, "T_i2": 2}
+
+    def test_runs_are_independent_of_each_other_and_of_the_global_generators(self) -> None:
+        first = self.make(seed=9)
+        alone = [p for _ in range(6) for p in _step(first, self.model)]
+        a, b = self.make(seed=9), self.make(seed=10)
+        random.seed(0)
+        interleaved: list[dict[str, int]] = []
+        for _ in range(6):
+            interleaved += _step(a, self.model)
+            _step(b, self.model)
+            random.random()
+        assert interleaved == alone
+
+    def test_leaves_the_process_as_it_found_it(self, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.chdir(tmp_path)
+        before = (random.getstate(), np.random.get_state()[1].tolist(), logging.Formatter,
+                  list(logging.getLogger().handlers), logging.getLogger().level)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run_tuner(self.make(seed=1), self.model, samples=20)
+        after = (random.getstate(), np.random.get_state()[1].tolist(), logging.Formatter,
+                 list(logging.getLogger().handlers), logging.getLogger().level)
+        assert [str(w.message) for w in caught] == []
+        assert before == after
+        assert list(tmp_path.iterdir()) == []  # no opentuner.db/, no opentuner.log
+
+    def test_missing_opentuner_is_a_tuner_error(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delitem(sys.modules, "odyssey.tune._opentuner_run")
+        monkeypatch.setitem(sys.modules, "opentuner", None)  # import opentuner fails
+        with pytest.raises(TunerError, match=r"needs OpenTuner.*pip install"):
+            self.make()
+
+
+def test_reported_times_rank_feasible_tilings_first_then_the_least_over_budget() -> None:
+    space = SearchSpace(MODEL.params)
+    points = space.to_points(space.sample(np.random.default_rng(0), 400).tolist())
+    ev = MODEL.evaluate(_columns(points, MODEL))
+    assert ev.feasible.any() and not ev.feasible.all()
+    times = reported_times(ev, MODEL.budget)
+    assert (times[ev.feasible] == ev.latency_cycles[ev.feasible]).all()
+    assert times[ev.feasible].max() < INFEASIBLE_CYCLES < times[~ev.feasible].min()
+    fit = fitness(ev, MODEL.budget)
+    over = ~ev.feasible
+    order = np.argsort(times[over])
+    assert (np.diff(fit[over][order]) <= 0).all()  # less time, less over budget
+
+
+def _step(tuner: Any, model: Any) -> list[dict[str, int]]:
+    points = tuner.ask(tuner.batch_size)
+    tuner.tell(points, model.evaluate(_columns(points, model)))
+    return points
 
 
 class TestRL(TunerContract):
@@ -374,8 +482,8 @@ def test_categorical_sampling_never_draws_a_masked_entry() -> None:
 
 
 def test_every_baseline_is_registered() -> None:
-    assert {"exhaustive", "annealing", "bayesian", "opentuner", "rl", "mind_mappings", "gbfs",
-            "a2c", "sunstone"} <= set(TUNERS)
+    assert {"exhaustive", "annealing", "bayesian", "opentuner", "ensemble", "rl",
+            "mind_mappings", "gbfs", "a2c", "sunstone"} <= set(TUNERS)
     from odyssey.tune.odyssey_tuner import TUNERS as reexported
 
     assert reexported is TUNERS
@@ -397,7 +505,7 @@ def test_benchmark_reads_every_run_at_every_budget_point() -> None:
     assert early is not None and late is not None and early <= late
 
 
-@pytest.mark.parametrize("name", ["opentuner", "bayesian", "annealing", "gbfs", "a2c"])
+@pytest.mark.parametrize("name", ["ensemble", "bayesian", "annealing", "gbfs", "a2c"])
 def test_keeps_proposing_new_tilings_after_converging(name: str) -> None:
     """A tuner whose own proposals are all known falls back to new random tilings."""
     options = {"n_startup_trials": 200} if name == "bayesian" else {}
