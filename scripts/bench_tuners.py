@@ -76,6 +76,8 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         changes["methods"] = tuple(args.methods.split(","))
     if args.seeds:
         changes["seeds"] = tuple(range(args.seeds))
+    if args.seed_list:
+        changes["seeds"] = tuple(int(v) for v in args.seed_list.split(","))
     if args.time:
         changes["time_s"] = args.time
         changes["at_seconds"] = tuple(sorted({s for s in base.at_seconds if s < args.time}
@@ -87,14 +89,15 @@ def _config(args: argparse.Namespace) -> BenchConfig:
 
 def _save_runs(result: BenchResult, path: Path) -> None:
     runs = [{**{k: getattr(r, k) for k in ("method", "design", "seed", "samples", "seconds",
-                                           "stop_reason", "own_evaluations")},
+                                           "stop_reason", "own_evaluations", "budget")},
              "trace": [[p.samples, p.seconds, p.throughput_gops] for p in r.trace]}
             for r in result.runs]
     cfg = result.config
     meta = {"kernel": str(cfg.kernel), "sizes": dict(cfg.sizes), "platform": cfg.platform,
             "designs": cfg.designs, "methods": cfg.methods, "seeds": cfg.seeds,
             "time_s": cfg.time_s, "samples": cfg.samples, "at_seconds": cfg.at_seconds,
-            "at_samples": cfg.at_samples}
+            "at_samples": cfg.at_samples, "sample_runs": cfg.sample_runs,
+            "sample_time_s": cfg.sample_time_s}
     _write(path, json.dumps({"config": meta, "optima": result.optima, "runs": runs}, indent=1))
 
 
@@ -105,26 +108,34 @@ def _load_runs(path: Path) -> BenchResult:
                       designs=tuple(c["designs"]) if c["designs"] else None,
                       methods=tuple(c["methods"]), seeds=tuple(c["seeds"]), time_s=c["time_s"],
                       samples=c["samples"], at_seconds=tuple(c["at_seconds"]),
-                      at_samples=tuple(c["at_samples"]))
+                      at_samples=tuple(c["at_samples"]),
+                      sample_runs=c.get("sample_runs", False),
+                      sample_time_s=c.get("sample_time_s", 30.0))
     runs = tuple(Run(r["method"], r["design"], r["seed"],
                      tuple(TracePoint(int(s), float(t), float(g)) for s, t, g in r["trace"]),
-                     r["samples"], r["seconds"], r["stop_reason"], r.get("own_evaluations", 0))
+                     r["samples"], r["seconds"], r["stop_reason"], r.get("own_evaluations", 0),
+                     r.get("budget"))
                  for r in data["runs"])
     return BenchResult(cfg, data["optima"], runs)
 
 
 def _merged(old: BenchResult, new: BenchResult) -> BenchResult:
-    """``old`` with the runs of ``new``'s methods replaced by ``new``'s."""
+    """``old`` with ``new``'s runs added; for a method and seed that ``new`` ran, all of
+    ``old``'s runs (time and sample runs) are replaced."""
     a, b = old.config, new.config
-    if (a.sizes, a.designs, a.seeds, a.time_s, a.samples) != (b.sizes, b.designs, b.seeds,
-                                                               b.time_s, b.samples):
-        raise SystemExit("--merge: the earlier runs had other sizes, designs, seeds or budget")
+    if (a.sizes, a.designs, a.time_s, a.samples, a.at_samples) != (
+            b.sizes, b.designs, b.time_s, b.samples, b.at_samples):
+        raise SystemExit("--merge: the earlier runs had other sizes, designs or budgets")
     methods = a.methods + tuple(m for m in b.methods if m not in a.methods)
-    runs = [r for r in old.runs if r.method not in b.methods] + list(new.runs)
+    seeds = tuple(sorted(set(a.seeds) | set(b.seeds)))
+    redone = {(r.method, r.seed) for r in new.runs}
+    runs = [r for r in old.runs if (r.method, r.seed) not in redone] + list(new.runs)
     order = {m: k for k, m in enumerate(methods)}
     designs = list(old.optima)
-    runs.sort(key=lambda r: (designs.index(r.design), order[r.method], r.seed))
-    return BenchResult(dataclasses.replace(a, methods=methods), old.optima, tuple(runs))
+    runs.sort(key=lambda r: (designs.index(r.design), order[r.method], r.seed, r.budget or 0))
+    cfg = dataclasses.replace(a, methods=methods, seeds=seeds,
+                              sample_runs=a.sample_runs or b.sample_runs)
+    return BenchResult(cfg, old.optima, tuple(runs))
 
 
 def _outputs(result: BenchResult, out: Path) -> list[str]:
@@ -169,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--designs", help="comma-separated design ids (default: all)")
     ap.add_argument("--methods", help="comma-separated tuner names (default: all 13)")
     ap.add_argument("--seeds", type=int, help="number of seeds 0..N-1 (default 5)")
+    ap.add_argument("--seed-list", help="comma-separated seeds (instead of --seeds), e.g. 3,4")
     ap.add_argument("--time", type=float, help="seconds per run (default 5)")
     ap.add_argument("--samples", type=int, help="also stop each run after this many samples")
     ap.add_argument("--quick", action="store_true", help="MM 256^3, 3 designs, 2 seeds, 0.5 s")
@@ -190,11 +202,12 @@ def main(argv: list[str] | None = None) -> int:
         optima = optima_for(cfg, models, cache)
         _write(CACHE, json.dumps(dict(sorted(cache.items())), indent=1))
         runs = len(models) * len(cfg.methods) * len(cfg.seeds)
-        print(f"{runs} runs of {cfg.time_s:g} s: about {runs * cfg.time_s / 60:.0f} min",
-              flush=True)
+        print(f"{runs} time runs of {cfg.time_s:g} s (about {runs * cfg.time_s / 60:.0f} min), "
+              "plus sample-budgeted runs of the methods that adapt to their budget", flush=True)
 
         def report(p: BenchProgress) -> None:
-            print(f"[{p.done}/{p.total}] {p.design:8s} {p.method:13s} seed {p.seed}: "
+            kind = f"{p.budget} samples" if p.budget is not None else f"{cfg.time_s:g} s"
+            print(f"[{p.done}/{p.total}] {p.design:8s} {p.method:13s} seed {p.seed} {kind:>13s}: "
                   f"{p.fraction:6.1%} of optimum  ({time.perf_counter() - start:.0f} s)",
                   flush=True)
 

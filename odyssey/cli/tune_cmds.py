@@ -41,6 +41,8 @@ def _tune_record(design: Any, model: Any, tuner: Any, result: Any) -> dict[str, 
         "dsp": usage(best.dsp, res.dsp) if best else None,
         "bram18k": usage(best.bram18k, res.bram18k) if best else None,
         "samples": result.samples, "seconds": result.seconds, "stop_reason": result.stop_reason,
+        # the tuner's bound search covered the whole space: no legal tiling is faster
+        "proven_optimal": bool(getattr(tuner, "proven_optimal", False)),
         "trace": [{"samples": t.samples, "seconds": t.seconds, "throughput_gops": t.throughput_gops}
                   for t in result.trace],
         "mp_seed": mp_record,
@@ -59,7 +61,8 @@ def _tune_table(records: list[dict[str, Any]], best_id: str | None) -> str:
             "*" if r["design"] == best_id else "", r["design"], r["dataflow"], r["ordering"],
             f"{r['throughput_gops']:.1f}" if t else "-", f"{r['latency_cycles']:,.0f}" if t else "-",
             f"{r['dsp']['fraction']:.0%}" if t else "-", f"{r['bram18k']['fraction']:.0%}" if t else "-",
-            str(r["samples"]), f"{r['seconds']:.1f}", r["stop_reason"],
+            str(r["samples"]), f"{r['seconds']:.1f}",
+            "proven optimal" if r.get("proven_optimal") else r["stop_reason"],
             ",".join(f"{k}={v}" for k, v in t.items()) if t else "no feasible point",
         ])
     return table(rows)

@@ -2,8 +2,12 @@
 
 Each method of :data:`odyssey.tune.TUNERS` runs on each design of a kernel, for several
 seeds, at one budget (``time_s`` seconds, optionally capped at ``samples``). One run
-records its whole trace of best-so-far improvements, so the best at any earlier time or
-sample count (0.5 s, 300 samples, ...) comes from the same run. Results are normalised
+records its whole trace of best-so-far improvements, so the best at any earlier time
+(0.5 s, ...) comes from the same run. So does the best at a sample count (300, ...) for
+methods that search the same way whatever their budget. A method that adapts to its
+budget (it overrides :meth:`~odyssey.tune.base.Tuner.begin`: annealing cools over it,
+Odyssey spends samples and seconds differently) is also run once per sample checkpoint
+with that many samples as its budget (and ``sample_time_s`` as a cap), and read there. Results are normalised
 by each design's exact optimum (:func:`odyssey.tune.optimum.find_optimum`), which the
 caller may cache (:func:`optimum_key`). Nothing here prints or writes files: the script
 ``scripts/bench_tuners.py`` does, and a study command can call :func:`run_bench`.
@@ -23,6 +27,7 @@ from odyssey.mapping.space import analyse
 from odyssey.model import DesignModel, build_model
 from odyssey.platforms import load_platform
 from odyssey.tune import TUNERS, TracePoint, make_tuner, run_tuner
+from odyssey.tune.base import Tuner
 from odyssey.tune.optimum import find_optimum
 
 #: every method of the paper's comparison plus ours, in plotting order
@@ -46,6 +51,8 @@ class BenchConfig:
     samples: int | None = None
     at_seconds: tuple[float, ...] = (0.5, 5.0)
     at_samples: tuple[int, ...] = (300, 3000, 30000)
+    sample_runs: bool = True  # budget-aware methods: one run per sample checkpoint
+    sample_time_s: float = 30.0  # the time cap of a sample run
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in TUNERS]
@@ -66,7 +73,8 @@ class BenchConfig:
 FULL = BenchConfig()
 #: a quick look: MM 256^3, 3 designs, 2 seeds, 0.5 s
 QUICK = BenchConfig(sizes={"I": 256, "J": 256, "K": 256}, designs=("i-ij.k", "ij-ij.k", "jk-ij.k"),
-                    seeds=(0, 1), time_s=0.5, at_seconds=(0.1, 0.5), at_samples=(300, 3000))
+                    seeds=(0, 1), time_s=0.5, at_seconds=(0.1, 0.5), at_samples=(300, 3000),
+                    sample_time_s=5.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +89,7 @@ class Run:
     seconds: float
     stop_reason: str
     own_evaluations: int = 0  # made by the tuner itself before its first ask (MP seed)
+    budget: int | None = None  # None: a time-budgeted run; else its sample budget
 
     def best_at(self, *, seconds: float | None = None, samples: int | None = None) -> float | None:
         """Best feasible GOP/s within ``seconds`` / ``samples`` (0 if none was found by
@@ -119,6 +128,7 @@ class BenchProgress:
     done: int
     total: int
     fraction: float  # of the optimum, at the end of this run
+    budget: int | None = None  # the run's sample budget (None: a time run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,16 +138,34 @@ class BenchResult:
     runs: tuple[Run, ...]
 
     def records(self) -> list[Record]:
+        """Every run read at the configured checkpoints: a time run at every time checkpoint
+        and at the sample checkpoints that have no run of their own; a sample run at its
+        budget."""
         out = []
-        budgets = [(f"{s:g}s", s, None) for s in self.config.at_seconds] + [
-            (f"{n} samples", None, n) for n in self.config.at_samples]
+        own = {(r.method, r.design, r.seed, r.budget) for r in self.runs if r.budget is not None}
         for run in self.runs:
             opt = self.optima[run.design]
+            budgets: list[tuple[str, float | None, int | None]]
+            if run.budget is not None:
+                budgets = [(f"{run.budget} samples", None, run.budget)]
+            else:
+                budgets = [(f"{s:g}s", s, None) for s in self.config.at_seconds] + [
+                    (f"{n} samples", None, n) for n in self.config.at_samples
+                    if (run.method, run.design, run.seed, n) not in own]
             for label, secs, count in budgets:
                 best = run.best_at(seconds=secs, samples=count)
                 frac = None if best is None or opt <= 0 else best / opt
                 out.append(Record(run.method, run.design, run.seed, label, best, frac))
         return out
+
+    def trace_runs(self, method: str, design: str, axis: str) -> list[Run]:
+        """The runs whose traces show ``method``'s progress on ``design`` against
+        ``axis`` (``samples`` or ``seconds``): the time runs, or for samples the runs
+        with the largest sample budget when the method has sample runs."""
+        runs = [r for r in self.runs if r.method == method and r.design == design]
+        budgets = [r.budget for r in runs if r.budget is not None]
+        top = max(budgets) if axis == "samples" and budgets else None
+        return [r for r in runs if r.budget == top]
 
     def per_design(self, method: str, budget: str) -> dict[str, float]:
         """Median over seeds of the fraction of the optimum, by design (designs where a
@@ -205,20 +233,32 @@ def run_bench(
     models = design_models(config)
     if optima is None:
         optima = optima_for(config, models, {} if cache is None else cache)
-    total = len(models) * len(config.methods) * len(config.seeds)
+    def budgets(method: str) -> list[int | None]:
+        extra = config.at_samples if config.sample_runs and budget_aware(method) else ()
+        return [None, *extra]
+
+    total = len(models) * len(config.seeds) * sum(len(budgets(m)) for m in config.methods)
     runs: list[Run] = []
     for model in models:
         for method in config.methods:
             for seed in config.seeds:
-                tuner = make_tuner(method, model, seed=seed)
-                res = run_tuner(tuner, model, time_s=config.time_s, samples=config.samples,
-                                keep_trials=0)
-                run = Run(method, model.design_id, seed, res.trace, res.samples, res.seconds,
-                          res.stop_reason, res.tuner_evaluations)
-                runs.append(run)
-                if progress is not None:
-                    best = run.best_at() or 0.0
-                    opt = optima[model.design_id]
-                    progress(BenchProgress(method, model.design_id, seed, len(runs), total,
-                                           best / opt if opt > 0 else math.nan))
+                for budget in budgets(method):
+                    tuner = make_tuner(method, model, seed=seed)
+                    res = run_tuner(tuner, model,
+                                    time_s=config.time_s if budget is None else config.sample_time_s,
+                                    samples=config.samples if budget is None else budget,
+                                    keep_trials=0)
+                    run = Run(method, model.design_id, seed, res.trace, res.samples, res.seconds,
+                              res.stop_reason, res.tuner_evaluations, budget)
+                    runs.append(run)
+                    if progress is not None:
+                        best = run.best_at() or 0.0
+                        opt = optima[model.design_id]
+                        progress(BenchProgress(method, model.design_id, seed, len(runs), total,
+                                               best / opt if opt > 0 else math.nan, budget))
     return BenchResult(config, dict(optima), tuple(runs))
+
+
+def budget_aware(method: str) -> bool:
+    """Whether the tuner adapts its search to its budget (overrides ``Tuner.begin``)."""
+    return TUNERS[method].begin is not Tuner.begin

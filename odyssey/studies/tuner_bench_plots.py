@@ -63,7 +63,7 @@ def convergence_figure(result: BenchResult, design: str,
     method's curve ends where its first seed's run ended (by its time budget)."""
     cfg = result.config
     opt = result.optima[design]
-    runs = [r for r in result.runs if r.design == design]
+    runs = [r for m in cfg.methods for r in result.trace_runs(m, design, axis)]
     if axis == "samples":
         top = max((r.samples for r in runs), default=1)
         grid = np.unique(np.geomspace(1, max(top, 2), _GRID).round())

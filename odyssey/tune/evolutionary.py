@@ -197,7 +197,21 @@ class Evolutionary(Tuner):
         self._seen.update(batch)
         return self.space.to_points(batch)
 
+    @property
+    def pending(self) -> int:
+        """Seeded points not yet proposed."""
+        return len(self._pending)
+
     def tell(self, points: Sequence[Point], evaluation: Evaluation) -> None:
+        self._merge(points, evaluation, bred=True)
+
+    def absorb(self, points: Sequence[Point], evaluation: Evaluation) -> None:
+        """Points another search evaluated: they join the population like children and
+        are never proposed again, and a new best is polished by the local search, but
+        no generation is counted (so they do not advance the restart clock)."""
+        self._merge(points, evaluation, bred=False)
+
+    def _merge(self, points: Sequence[Point], evaluation: Evaluation, *, bred: bool) -> None:
         if len(points) != len(evaluation):
             raise TunerError(f"tell: {len(points)} points but {len(evaluation)} evaluations")
         if not points:
@@ -206,7 +220,7 @@ class Evolutionary(Tuner):
         fit = fitness(evaluation, self.budget)
         told = [tuple(g) for g in genomes.tolist()]
         self._seen.update(told)
-        local = np.array([g in self._asked_local for g in told], dtype=bool)
+        local = np.array([bred and g in self._asked_local for g in told], dtype=bool)
         joins = ~local
         if local.any():  # of a local batch only its best point may join the population
             k = int(np.flatnonzero(local)[np.argmax(fit[local])])
@@ -230,10 +244,10 @@ class Evolutionary(Tuner):
         if improved:
             self._best = top
             self._fruitless = 0
-        if local.all():
+        if bred and local.all():
             self._local_batch = LOCAL_BATCH if improved else min(
                 2 * self._local_batch, self._max_local_batch)
-        else:
+        elif bred:
             self.generations += 1
             self._stale = 0 if improved else self._stale + 1
             if self.patience is not None and self._stale >= self._patience_now() and not self.converged:

@@ -42,9 +42,9 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -56,6 +56,10 @@ from odyssey.tune.optimum_rewrite import Coordinates
 
 Status = Literal["optimal", "time_limit", "infeasible"]
 _OBJECTIVES = ("latency", *RESOURCES)
+#: the steps of a search: it yields parameter rows (legal tilings) to evaluate and is sent
+#: back their exact latencies (infinite when over budget), or yields ``None`` where its
+#: driver may pause it (and is sent ``None``)
+Steps = Generator[np.ndarray | None, Any, None]
 _ENUM_CHUNK = 400_000  # points per exact evaluation call
 
 
@@ -449,8 +453,12 @@ class _Chunk:
         return _Chunk(self.boxes.take(idx), self.lb[idx], self.cdim[idx], self.cfactor[idx])
 
 
-class _Search:
-    """State of one branch-and-bound run (private; the result is an OptimumResult)."""
+class BranchAndBound:
+    """State of one branch-and-bound run over a design's tilings.
+
+    :func:`find_optimum` drives it with exact evaluation; :mod:`odyssey.tune.bound_search`
+    drives it from a tuner's ask/tell loop. ``best``/``best_lat`` is the incumbent (rows in
+    the order of ``space.names``), ``points`` the tilings it had evaluated."""
 
     def __init__(self, model: DesignModel, *, leaf_points: int, batch: int, seed: int) -> None:
         self.bound_evaluations = 0
@@ -476,27 +484,37 @@ class _Search:
 
     # exact evaluation --------------------------------------------------------
 
-    def evaluate(self, pts: np.ndarray) -> None:
-        """Evaluate legal tilings (parameter rows) exactly and update the incumbent."""
+    def exact_latency(self, pts: np.ndarray) -> np.ndarray:
+        """Exact latency of legal tilings (parameter rows); infinite where over budget."""
+        out = self.exact({n: pts[:, i] for i, n in enumerate(self.space.names)})
+        lat = np.asarray(out["latency"], dtype=np.float64)
+        feas = np.isfinite(lat)
+        for r, cap in zip(RESOURCES, self.budget, strict=True):
+            feas &= np.asarray(out[r], dtype=np.float64) <= cap
+        return np.where(feas, lat, np.inf)
+
+    def offer(self, pts: np.ndarray, lat: np.ndarray) -> None:
+        """Update the incumbent with evaluated tilings (rows) and their latencies (infinite
+        when over budget): from this search, or any other that evaluated them exactly."""
+        if len(pts):
+            k = int(np.argmin(lat))
+            if lat[k] < self.best_lat:
+                self.best_lat, self.best = float(lat[k]), np.array(pts[k], dtype=np.int64)
+
+    def evaluate(self, pts: np.ndarray) -> Steps:
+        """Have legal tilings (parameter rows) evaluated exactly, by whoever drives the
+        search (see :data:`Steps`), and update the incumbent."""
         for start in range(0, len(pts), _ENUM_CHUNK):
             chunk = pts[start:start + _ENUM_CHUNK]
-            out = self.exact({n: chunk[:, i] for i, n in enumerate(self.space.names)})
-            lat = np.asarray(out["latency"], dtype=np.float64)
-            feas = np.isfinite(lat)
-            for r, cap in zip(RESOURCES, self.budget, strict=True):
-                feas &= np.asarray(out[r], dtype=np.float64) <= cap
+            lat = yield chunk
             self.points += len(chunk)
-            if feas.any():
-                masked = np.where(feas, lat, np.inf)
-                k = int(np.argmin(masked))
-                if masked[k] < self.best_lat:
-                    self.best_lat, self.best = float(masked[k]), chunk[k].copy()
+            self.offer(chunk, np.asarray(lat, dtype=np.float64))
 
-    def seed_incumbent(self, samples: int) -> None:
+    def seed_incumbent(self, samples: int) -> Steps:
         """A first incumbent from random legal tilings (the dives of :meth:`run` soon find
         better ones; this only guarantees one early)."""
         if samples:
-            self.evaluate(_random_points(self.space, self.divs, self.rng, samples))
+            yield from self.evaluate(_random_points(self.space, self.divs, self.rng, samples))
 
     # bounding ----------------------------------------------------------------
 
@@ -517,7 +535,7 @@ class _Search:
             undecided[idx] = bb.undecided
         return _Assessed(boxes, ~ok, over, lb, undecided)
 
-    def classify(self, a: _Assessed) -> _Chunk | None:
+    def classify(self, a: _Assessed) -> Generator[np.ndarray | None, Any, _Chunk | None]:
         """Count assessed boxes as pruned, enumerate the small ones, return the rest."""
         boxes, lb = a.boxes, a.lb
         self.explored += len(boxes)
@@ -537,7 +555,7 @@ class _Search:
             while start < len(leaves):  # a few hundred thousand points per evaluation
                 stop = max(int(np.searchsorted(ends, ends[start] - leaves.sizes[start] + _ENUM_CHUNK)), start + 1)
                 pts = _enumerate(leaves.take(np.arange(start, stop)), self.space)
-                self.evaluate(self.space.coords.to_params(pts))
+                yield from self.evaluate(self.space.coords.to_params(pts))
                 start = stop
         keep = alive & ~leaf
         cdim, cfactor = self._congruence_choice(boxes, a.undecided)
@@ -565,7 +583,7 @@ class _Search:
                 need &= ~pick
         return cdim, factor
 
-    def expand(self, chunk: _Chunk) -> _Chunk | None:
+    def expand(self, chunk: _Chunk) -> Generator[np.ndarray | None, Any, _Chunk | None]:
         """Split every box of the chunk and classify the children."""
         parts: list[_Assessed] = []
         cong = chunk.cdim >= 0
@@ -574,7 +592,7 @@ class _Search:
             parts.append(self.assess(_Boxes.concat(pieces, len(self.space.names))))
         if (~cong).any():
             parts.append(self._strong_split(chunk.boxes.take(~cong)))
-        return self.classify(_Assessed.concat(parts))
+        return (yield from self.classify(_Assessed.concat(parts)))
 
     def _strong_split(self, boxes: _Boxes) -> _Assessed:
         """Split each box in two along the parameter whose halves have the highest bounds
@@ -601,9 +619,11 @@ class _Search:
 
     # driver --------------------------------------------------------------------
 
-    def run(self, deadline: float | None) -> float:
+    def run(self, deadline: float | None) -> Generator[np.ndarray | None, Any, float]:
         """Branch and bound until no box is left or the deadline; returns the proven lower
-        bound on the optimal latency (the incumbent's latency when finished)."""
+        bound on the optimal latency (the incumbent's latency when finished). Yields the
+        tilings to evaluate (see :data:`Steps`) and ``None`` after every expansion, where
+        a driver may pause the search."""
         space = self.space
         root = _Boxes(space.lower[None, :].copy(), space.upper[None, :].copy(),
                       np.ones((1, len(space.names)), dtype=np.int64))
@@ -619,7 +639,7 @@ class _Search:
                 part = chunk.take(idx)
                 heapq.heappush(heap, (float(part.lb[0]), next(counter), part))
 
-        def dive(chunk: _Chunk) -> None:
+        def dive(chunk: _Chunk) -> Generator[np.ndarray | None, Any, None]:
             """Beam search from the chunk's best boxes, keeping the ``_BEAM`` children with
             the lowest bounds at every level, down to the leaves: an early incumbent. Every
             other child goes to the heap."""
@@ -629,7 +649,8 @@ class _Search:
             while len(beam.lb) and beam.lb.min() < self.best_lat:
                 if deadline is not None and time.perf_counter() > deadline:
                     break
-                out = self.expand(beam)
+                out = yield from self.expand(beam)
+                yield None
                 if out is None or len(out.lb) == 0:
                     return
                 order = np.argsort(out.lb, kind="stable")
@@ -637,7 +658,7 @@ class _Search:
                 beam = out.take(order[:_BEAM])
             push(beam)
 
-        push(self.classify(self.assess(root)))
+        push((yield from self.classify(self.assess(root))))
         rounds = 0
         while heap:
             if heap[0][0] >= self.best_lat:
@@ -652,11 +673,25 @@ class _Search:
                 continue
             rounds += 1
             if rounds & (rounds - 1) == 0:  # rounds 1, 2, 4, 8, ...
-                dive(chunk)
+                yield from dive(chunk)
             else:
-                push(self.expand(chunk))
+                push((yield from self.expand(chunk)))
+                yield None
         self.pruned_bound += sum(len(c.lb) for _, _, c in heap)
         return self.best_lat
+
+
+_T = TypeVar("_T")
+
+
+def drive(steps: Generator[np.ndarray | None, Any, _T], latency: Callable[[np.ndarray], np.ndarray]) -> _T:
+    """Run a search's steps to the end, answering each request with ``latency(rows)``."""
+    try:
+        request = next(steps)
+        while True:
+            request = steps.send(None if request is None else latency(request))
+    except StopIteration as stop:
+        return stop.value
 
 
 def _smallest_prime_factor(q: np.ndarray) -> np.ndarray:
@@ -683,13 +718,13 @@ def find_optimum(
         raise TunerError(f"`batch` must be at least 1, got {batch!r}")
     start = time.perf_counter()
     deadline = None if time_limit_s is None else start + time_limit_s
-    search = _Search(model, leaf_points=leaf_points, batch=batch, seed=seed)
-    search.seed_incumbent(seed_samples)
-    lower = search.run(deadline)
+    search = BranchAndBound(model, leaf_points=leaf_points, batch=batch, seed=seed)
+    drive(search.seed_incumbent(seed_samples), search.exact_latency)
+    lower = drive(search.run(deadline), search.exact_latency)
     return _result(model, search, lower, time.perf_counter() - start)
 
 
-def _result(model: DesignModel, s: _Search, lower: float, seconds: float) -> OptimumResult:
+def _result(model: DesignModel, s: BranchAndBound, lower: float, seconds: float) -> OptimumResult:
     finished = lower >= s.best_lat
     if s.best is None:
         status: Status = "infeasible" if finished else "time_limit"

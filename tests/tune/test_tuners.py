@@ -8,12 +8,20 @@ import statistics
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 
 from odyssey.errors import TunerError
+from odyssey.frontend import load_scop
+from odyssey.mapping.space import analyse
+from odyssey.model import build_model
+from odyssey.platforms import load_platform
 from odyssey.tune import TUNERS, Evolutionary, OdysseyTuner, make_tuner, run_tuner
+from odyssey.tune.optimum import find_optimum
 from tests.tune.contract import TunerContract
 from tests.tune.mm_model import mm_model
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_registered_tuner_has_a_contract_suite() -> None:
@@ -88,7 +96,46 @@ class TestOdysseyTuner(TunerContract):
         ({"mp_time_limit_s": 0}, "positive"),
         ({"n_seeds": 0}, "integer >= 1"),
         ({"population_size": 1}, "integer >= 2"),
+        ({"bound_search": "yes"}, "True or False"),
+        ({"bound_share": 1.5}, "bound_share"),
     ]
+
+    def test_bound_search_proves_the_optimum_under_a_sample_budget(self) -> None:
+        ks = analyse(load_scop(ROOT / "kernels" / "mm.c", {"I": "256", "J": "256", "K": "256"}))
+        model = build_model(ks, ks.design("i-ij.k"), platform=load_platform("u250"))
+        tuner = make_tuner("odyssey", model, seed=2)
+        assert isinstance(tuner, OdysseyTuner)
+        result = run_tuner(tuner, model, samples=300)
+        opt = find_optimum(model)
+        assert tuner.proven_optimal and result.stop_reason == "converged"
+        assert result.best is not None and result.best.latency_cycles == opt.latency_cycles
+        assert result.samples + result.tuner_evaluations < 300
+
+    def test_a_bound_search_that_cannot_finish_leaves_the_samples_to_evolution(self) -> None:
+        # the synthetic model's bounds are weak: its branch and bound runs for minutes
+        tuner = self.make(seed=2)
+        assert isinstance(tuner, OdysseyTuner)
+        result = run_tuner(tuner, self.model, samples=400)
+        assert tuner.bound is not None and not tuner.proven_optimal
+        assert tuner.bound.asked <= 300  # BOUND_SAMPLE_SHARE of the budget
+        assert result.samples + result.tuner_evaluations == 400
+
+    def test_under_a_time_budget_the_evolutionary_search_starts_alone(self) -> None:
+        tuner = self.make(seed=2)
+        assert isinstance(tuner, OdysseyTuner)
+        run_tuner(tuner, self.model, time_s=0.2)
+        assert tuner.bound is None  # not built within the first SOLO_S seconds
+        assert not tuner.proven_optimal
+
+    def test_absorbed_points_join_the_population_without_a_generation(self) -> None:
+        tuner = self.make(seed=2, mp_solver=None, bound_search=False)
+        assert isinstance(tuner, OdysseyTuner)
+        search = tuner.search
+        points = search.space.to_points(search.space.sample(np.random.default_rng(0), 32).tolist())
+        search.absorb(points, self.model.evaluate(
+            {n: [p[n] for p in points] for n in self.model.param_names}))
+        assert search.generations == 0 and len(search.population) > 0
+        assert not any(p in points for p in tuner.ask(64))  # never proposed again
 
     def test_runs_the_mp_seed_once_and_reports_it(self) -> None:
         tuner = self.make()
@@ -108,7 +155,7 @@ class TestOdysseyTuner(TunerContract):
         assert tuner._time_limit == pytest.approx(0.2)
 
     def test_without_solver_it_is_the_evolutionary_search(self) -> None:
-        a = run_tuner(self.make(seed=7, mp_solver=None), self.model, samples=500)
+        a = run_tuner(self.make(seed=7, mp_solver=None, bound_search=False), self.model, samples=500)
         b = run_tuner(make_tuner("evolutionary", self.model, seed=7), self.model, samples=500)
         assert all(x.same_point(y) for x, y in zip(a.trials, b.trials, strict=True))
 
