@@ -84,6 +84,8 @@ def _config(args: argparse.Namespace) -> BenchConfig:
                                              | {args.time}))
     if args.samples:
         changes["samples"] = args.samples
+    if args.sample_runs_only:
+        changes["time_runs"] = False
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
 
@@ -120,16 +122,17 @@ def _load_runs(path: Path) -> BenchResult:
 
 
 def _merged(old: BenchResult, new: BenchResult) -> BenchResult:
-    """``old`` with ``new``'s runs added; for a method and seed that ``new`` ran, all of
-    ``old``'s runs (time and sample runs) are replaced."""
+    """``old`` with ``new``'s runs added; a run of ``new`` replaces ``old``'s run of the
+    same method, design, seed and budget."""
     a, b = old.config, new.config
     if (a.sizes, a.designs, a.time_s, a.samples, a.at_samples) != (
             b.sizes, b.designs, b.time_s, b.samples, b.at_samples):
         raise SystemExit("--merge: the earlier runs had other sizes, designs or budgets")
     methods = a.methods + tuple(m for m in b.methods if m not in a.methods)
     seeds = tuple(sorted(set(a.seeds) | set(b.seeds)))
-    redone = {(r.method, r.seed) for r in new.runs}
-    runs = [r for r in old.runs if (r.method, r.seed) not in redone] + list(new.runs)
+    redone = {(r.method, r.design, r.seed, r.budget) for r in new.runs}
+    runs = [r for r in old.runs if (r.method, r.design, r.seed, r.budget) not in redone]
+    runs += list(new.runs)
     order = {m: k for k, m in enumerate(methods)}
     designs = list(old.optima)
     runs.sort(key=lambda r: (designs.index(r.design), order[r.method], r.seed, r.budget or 0))
@@ -183,6 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed-list", help="comma-separated seeds (instead of --seeds), e.g. 3,4")
     ap.add_argument("--time", type=float, help="seconds per run (default 5)")
     ap.add_argument("--samples", type=int, help="also stop each run after this many samples")
+    ap.add_argument("--sample-runs-only", action="store_true",
+                    help="only the sample-budgeted runs of the methods that adapt to their "
+                         "budget (to --merge into earlier time runs)")
+    ap.add_argument("--merge-from", type=Path, nargs="+", metavar="RUNS_JSON",
+                    help="merge these runs.json files into OUT/runs.json and redraw")
     ap.add_argument("--quick", action="store_true", help="MM 256^3, 3 designs, 2 seeds, 0.5 s")
     ap.add_argument("--out", type=Path, help="output directory")
     ap.add_argument("--plot-only", action="store_true", help="redraw from OUT/runs.json")
@@ -191,7 +199,12 @@ def main(argv: list[str] | None = None) -> int:
                          "and budget) and keep the other methods' runs")
     args = ap.parse_args(argv)
     out = args.out or Path("docs/results/tuners-quick" if args.quick else "docs/results/tuners")
-    if args.plot_only:
+    if args.merge_from:
+        result = _load_runs(out / "runs.json")
+        for path in args.merge_from:
+            result = _merged(result, _load_runs(path))
+        _save_runs(result, out / "runs.json")
+    elif args.plot_only:
         result = _load_runs(out / "runs.json")
     else:
         cfg = _config(args)

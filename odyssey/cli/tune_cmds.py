@@ -84,14 +84,16 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         from odyssey.cli._mfbo import run_mfbo_command
 
         return run_mfbo_command(args)
-    if args.method != "odyssey" and (args.mp_objective is not None or args.mp_solver is not None):
-        raise OdysseyError(f"--mp-objective and --mp-solver apply to --method odyssey only, "
-                           f"not --method {args.method}")
+    if args.method != "odyssey" and (args.mp_objective is not None or args.mp_solver is not None
+                                     or args.no_bound_search):
+        raise OdysseyError(f"--mp-objective, --mp-solver and --no-bound-search apply to --method "
+                           f"odyssey only, not --method {args.method}")
     options: dict[str, Any] = {}
     if args.method == "odyssey":
         options["mp_objective"] = args.mp_objective or "comm-comp"
         solver = args.mp_solver or "ipopt"
         options["mp_solver"] = None if solver == "none" else solver
+        options["bound_search"] = not args.no_bound_search
     time_s = args.time if args.time is not None or args.samples is not None else 5.0
     scop = load_scop(args.kernel, defines(args.define))
     ks = analyse(scop, max_dim=2 if args.design == "all" else 3)
@@ -210,11 +212,13 @@ def register(sub: Any) -> None:
     t.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     t.add_argument("--method", default="odyssey", metavar="NAME",
                    help="search method, a name of odyssey.tune.TUNERS (default odyssey: MP seed + "
-                        "evolutionary search); an unknown name lists them")
+                        "evolutionary search + bound-guided search); an unknown name lists them")
     t.add_argument("--mp-objective", choices=("comm-comp", "comp", "comm", "latency"),
                    help="objective of the MP seed (default comm-comp)")
     t.add_argument("--mp-solver", choices=("ipopt", "scip", "none"),
                    help="solver of the MP seed, or none for no seed (default ipopt)")
+    t.add_argument("--no-bound-search", action="store_true",
+                   help="without the bound-guided search beside the evolutionary one (docs/tuners.md)")
     t.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
     t.add_argument("--emit", metavar="DIR", help="generate the HLS design of the best point into DIR")
     t.add_argument("--fidelity", choices=("model", "sim"), default="model",

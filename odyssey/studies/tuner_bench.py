@@ -53,6 +53,7 @@ class BenchConfig:
     at_samples: tuple[int, ...] = (300, 3000, 30000)
     sample_runs: bool = True  # budget-aware methods: one run per sample checkpoint
     sample_time_s: float = 30.0  # the time cap of a sample run
+    time_runs: bool = True  # False: only the sample runs (to add them to earlier time runs)
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in TUNERS]
@@ -235,7 +236,7 @@ def run_bench(
         optima = optima_for(config, models, {} if cache is None else cache)
     def budgets(method: str) -> list[int | None]:
         extra = config.at_samples if config.sample_runs and budget_aware(method) else ()
-        return [None, *extra]
+        return [*([None] if config.time_runs else []), *extra]
 
     total = len(models) * len(config.seeds) * sum(len(budgets(m)) for m in config.methods)
     runs: list[Run] = []
