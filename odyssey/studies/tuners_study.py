@@ -43,11 +43,11 @@ def _config(ctx: StudyContext) -> BenchConfig:
 def _convergence(res: BenchResult, design: str) -> tuple[Curve, ...]:
     """Median best-so-far fraction of the optimum against samples, per method."""
     opt = res.optima[design]
-    top = max((r.samples for r in res.runs if r.design == design), default=1)
+    shown = {m: res.trace_runs(m, design, "samples") for m in res.config.methods}
+    top = max((r.samples for runs in shown.values() for r in runs), default=1)
     grid = sorted({int(round(top ** (k / 60))) for k in range(61)})
     curves = []
-    for m in res.config.methods:
-        runs = [r for r in res.runs if r.design == design and r.method == m]
+    for m, runs in shown.items():
         if not runs:
             continue
         med = [statistics.median((r.best_at(samples=n) or 0.0) / opt for r in runs) for n in grid]
@@ -117,8 +117,8 @@ STUDY = Study(
     kernel="kernels/mm.c",
     designs="all 18 MM designs",
     method="odyssey.studies.tuner_bench.run_bench: every tuner x design x seed for a fixed "
-           "time (full: 12 methods x 5 seeds x 5 s, about 90 min; --time sets the seconds "
-           "per run)",
+           "time (full: 13 methods x 5 seeds x 5 s, about 90 min, plus a run per sample checkpoint "
+           "of the methods that adapt to their budget; --time sets the seconds per run)",
     full=Preset("full", dict(FULL.sizes), FULL.designs, {"config": FULL}),
     quick=Preset("quick", {"I": 128, "J": 128, "K": 128}, ("ij-ij.k",), {"config": BenchConfig(
         sizes={"I": 128, "J": 128, "K": 128}, designs=("ij-ij.k",),
