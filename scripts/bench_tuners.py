@@ -163,6 +163,22 @@ def _outputs(result: BenchResult, out: Path) -> list[str]:
             lines.append(f"| {m} | " + " | ".join("n/a" if v is None else f"{v:.3f}"
                                                   for v in vals) + " |")
     _write(out / "summary.csv", _csv(summary))
+    if "odyssey" in cfg.methods:
+        lines += ["", "designs where a method is ahead of odyssey (median over seeds, by more "
+                  "than 0.1% of the optimum):", "| budget | " + " | ".join(
+                      m for m in cfg.methods if m != "odyssey") + " |",
+                  "| --- |" + " --- |" * (len(cfg.methods) - 1)]
+        for b in budgets:
+            ours = result.per_design("odyssey", b)
+            cells = []
+            for m in cfg.methods:
+                if m == "odyssey":
+                    continue
+                theirs = result.per_design(m, b)
+                ahead = [d for d, v in theirs.items() if d in ours and v > ours[d] + 1e-3]
+                cells.append(str(len(ahead)) + (f" ({', '.join(ahead)})" if 0 < len(ahead) <= 3
+                                                else ""))
+            lines.append(f"| {b} | " + " | ".join(cells) + " |")
     top = max(result.optima, key=lambda d: result.optima[d])
     figures = {f"quality_{b}.png": quality_figure(result, b) for b in
                (f"{s:g}s" for s in cfg.at_seconds)}
