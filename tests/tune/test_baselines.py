@@ -496,9 +496,15 @@ def test_benchmark_reads_every_run_at_every_budget_point() -> None:
                       at_seconds=(0.05, 0.2), at_samples=(100,))
     cache: dict[str, float] = {}
     result = run_bench(cfg, cache=cache)
-    assert list(cache) == ["mm:32x32x32:u250:ij-ij.k"] and len(result.runs) == 4
+    # a time run each, and annealing (which cools over its budget) a run of 100 samples too
+    assert list(cache) == ["mm:32x32x32:u250:ij-ij.k"] and len(result.runs) == 6
+    assert sorted((r.method, r.budget or 0) for r in result.runs) == [
+        ("annealing", 0), ("annealing", 0), ("annealing", 100), ("annealing", 100),
+        ("random", 0), ("random", 0)]
     records = result.records()
-    assert len(records) == 4 * 3
+    # time runs at 0.05 s and 0.2 s (and random's at 100 samples), sample runs at 100 samples
+    assert len(records) == 2 * 3 + 2 * 2 + 2
+    assert {r.budget for r in records if r.method == "annealing"} == {"0.05s", "0.2s", "100 samples"}
     for r in records:
         assert r.fraction is None or 0 <= r.fraction <= 1 + 1e-9
     early, late = (result.median_fraction("annealing", b) for b in ("0.05s", "0.2s"))
