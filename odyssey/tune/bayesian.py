@@ -94,11 +94,13 @@ class BayesianOptimization(Tuner):
     def ask(self, n: int) -> list[Point]:
         n = check_int("n", n, minimum=0)
         batch: list[Genome] = []
+        stuck = 0  # TPE suggestions in a row that were known already
         for _ in range(n * _RETRIES):
-            if len(batch) >= n:
+            if len(batch) >= n or stuck >= n:
                 break
             trial = self.study.ask(self.distributions)
             g = self.space.repair_genome([round(trial.params[n]) for n in self.space.names])
+            stuck += 1
             if g in self._known:
                 self._finish(trial, *self._known[g])
             elif g in self._pending:
@@ -106,6 +108,7 @@ class BayesianOptimization(Tuner):
             else:
                 self._pending[g] = [trial]
                 batch.append(g)
+                stuck = 0
         for row in self.space.sample(self.rng, n - len(batch)).tolist():
             g = tuple(row)  # TPE keeps suggesting known tilings: random trials instead
             if g not in self._known and g not in self._pending:

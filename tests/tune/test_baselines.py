@@ -514,7 +514,9 @@ def test_benchmark_reads_every_run_at_every_budget_point() -> None:
 @pytest.mark.parametrize("name", ["ensemble", "bayesian", "annealing", "gbfs", "a2c"])
 def test_keeps_proposing_new_tilings_after_converging(name: str) -> None:
     """A tuner whose own proposals are all known falls back to new random tilings."""
-    options = {"n_startup_trials": 200} if name == "bayesian" else {}
-    result = run_tuner(make_tuner(name, SMALL, seed=0, **options), SMALL, samples=1500)
+    # TPE's cost grows with its trials: a shorter run (it still falls back ~400 times)
+    options = {"n_startup_trials": 100} if name == "bayesian" else {}
+    samples = 600 if name == "bayesian" else 1500
+    result = run_tuner(make_tuner(name, SMALL, seed=0, **options), SMALL, samples=samples)
     assert result.stop_reason == "samples"
-    assert len({tuple(t.tiling.values()) for t in result.trials}) >= 1400
+    assert len({tuple(t.tiling.values()) for t in result.trials}) >= samples - samples // 15
