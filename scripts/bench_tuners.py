@@ -86,6 +86,8 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         changes["samples"] = args.samples
     if args.sample_runs_only:
         changes["time_runs"] = False
+    if args.time_runs_only:
+        changes["sample_runs"] = False
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
 
@@ -205,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample-runs-only", action="store_true",
                     help="only the sample-budgeted runs of the methods that adapt to their "
                          "budget (to --merge into earlier time runs)")
+    ap.add_argument("--time-runs-only", action="store_true",
+                    help="no sample-budgeted runs (the sample checkpoints are read from the time runs)")
     ap.add_argument("--merge-from", type=Path, nargs="+", metavar="RUNS_JSON",
                     help="merge these runs.json files into OUT/runs.json and redraw")
     ap.add_argument("--quick", action="store_true", help="MM 256^3, 3 designs, 2 seeds, 0.5 s")
