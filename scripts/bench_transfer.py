@@ -87,29 +87,38 @@ def _mean(xs: list[float]) -> float:
 def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
     from odyssey.studies.transfer_race import KEEP, RUNGS
 
-    rungs = [math.ceil(r * args.samples) for r in RUNGS]
-    seeds = ",".join(sorted({str(r["seed"]) for r in results}))
+    samples = results[0]["modes"]["transfer"]["samples"] if results else args.samples
+    method = results[0]["modes"]["transfer"]["method"] if results else args.method
+    rungs = [math.ceil(r * samples) for r in RUNGS]
     nets = list(dict.fromkeys(r["network"] for r in results))
+    commands = []
+    for net in nets:  # the command line that made each network's results
+        runs = [r for r in results if r["network"] == net]
+        seeds = ",".join(str(r["seed"]) for r in runs)
+        controls = ",".join(str(r["seed"]) for r in runs if CONTROL in r["modes"])
+        ablate = any(m not in ("transfer", CONTROL) for r in runs for m in r["modes"])
+        commands.append(f"`python scripts/bench_transfer.py --networks {net} --samples "
+                        f"{samples} --seeds {seeds} --control-seeds {controls or 'none'}"
+                        f" --ablations {net if ablate else 'none'}`")
     lines = [
         "# Transfer across CNN layers",
         "",
-        f"Regenerate with `python scripts/bench_transfer.py --networks {','.join(nets)} "
-        f"--samples {args.samples} --seeds {seeds} --control-seeds "
-        f"{','.join(map(str, args.control_seeds))} --ablations {args.ablations}` (one process "
-        "per network can run at once; `--report-only` rewrites this page from "
-        "`transfer/*.json`). Method: `docs/mfbo.md`, section *Transfer across layers*.",
+        f"Regenerate with {' and '.join(commands)} (the networks can run at once, one process "
+        "each; then `--report-only` rewrites this page from `transfer/*.json`). Method: "
+        "`docs/mfbo.md`, section *Transfer across layers*.",
         "",
         f"Every unique layer shape, all 30 designs of `kernels/cnn.c` (1D and 2D arrays), "
-        f"{args.samples:,} evaluations of the {args.method} search per design and shape, U250. "
+        f"{samples:,} evaluations of the {method} search per design and shape, U250. "
         "**Quality threshold: 99%** of the from-scratch result of each shape. *Time to 99%*: "
         "the samples (model evaluations) and seconds (wall time, model building included) "
         "until the shape's best first reached the threshold, every stretch of search counted "
         "in the order it ran: from scratch, the designs one after another in the design "
         f"space's order; with transfer, the race (every design probed for {rungs[0]:,} "
         "samples, its transferred seeds first, in the order predicted from the source shapes"
-        + "".join(f", then the best {KEEP:.0%} of those to {n:,}" for n in rungs[1:])
-        + f", then every design to {args.samples:,}, best first). Every design gets the same "
-        f"{args.samples:,} samples in both runs. A "
+        + "".join(f", then the best {KEEP:.0%} of {'them' if k == 0 else 'those'} to {n:,}"
+                  for k, n in enumerate(rungs[1:]))
+        + f", then every design to {samples:,}, best first). Every design gets the same "
+        f"{samples:,} samples in both runs. A "
         "run that never reaches the threshold is charged its whole search of the shape. A "
         "shape shared by several layers is tuned once and counted once. The runs of a "
         "network took turns shape by shape, so their seconds were measured under about the "
@@ -185,7 +194,7 @@ def main() -> int:
     ap.add_argument("--seeds", default="0", help="comma-separated seeds")
     ap.add_argument("--method", default="evolutionary")
     ap.add_argument("--control-seeds", default="0",
-                    type=lambda v: [int(x) for x in v.split(",") if x],
+                    type=lambda v: [int(x) for x in v.split(",") if x.isdigit()],
                     help="seeds whose control (a from-scratch run with the next seed) is run")
     ap.add_argument("--ablations", default="vgg16",
                     help="networks that also run the ablations (no race; race only), first "

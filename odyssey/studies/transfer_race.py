@@ -154,12 +154,13 @@ def race(
     where: list[int] = []  # position in ``designs`` of each search
     slices: list[Slice] = []
 
-    def stretch(k: int, share: float) -> None:
+    def stretch(k: int, share: float, *, first: bool = False) -> None:
         s = searches[k]
         if progress is not None:
             progress(where[k], s.design.id)
-        if s.run(samples=None if samples is None else max(1, math.ceil(share * samples)),
-                 time_s=None if time_s is None else share * time_s):
+        ran = s.run(samples=None if samples is None else max(1, math.ceil(share * samples)),
+                    time_s=None if time_s is None else share * time_s)
+        if ran or first:  # a design's first stretch carries its model build
             slices.append(Slice(k, s.samples, s.seconds))
 
     def ranked(pool: Sequence[int]) -> list[int]:  # stable: ties keep the predicted order
@@ -171,7 +172,7 @@ def race(
             continue
         searches.append(s)
         where.append(j)
-        stretch(len(searches) - 1, rungs[0] if rungs else 1.0)
+        stretch(len(searches) - 1, rungs[0] if rungs else 1.0, first=True)
     pool = list(range(len(searches)))
     for share in rungs[1:]:
         pool = ranked(pool)[: max(1, math.ceil(keep * len(pool)))]
