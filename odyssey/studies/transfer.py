@@ -17,8 +17,10 @@ the same layer type).
   design space's order.
 * Race (``racing``, :func:`.transfer_race.race`): every design is probed for a small share
   of its budget (its seeds first) in the predicted order, the best go on by successive
-  halving, then every design completes its budget, best so far first. The sources'
-  ranking only says where to look first; the probe, on the new shape itself, decides.
+  halving, then every design completes its budget, in the order of the better of its rank
+  by best throughput so far and its predicted rank (:func:`.transfer_race.completion`). The
+  sources' ranking says where to look first and which cut designs to finish first; the
+  probe, on the new shape itself, decides who goes on.
 
 :func:`tune_layers` runs either the transfer search or the from-scratch one and keeps,
 per shape and design, the search trace and the order the stretches of search ran in;
@@ -370,7 +372,8 @@ def _tune_shapes(
 
         searches, slices = race(
             designs, start_search(ks, platform, method=method, seed=mode.seed, seeds=seeds),
-            samples=samples, time_s=time_s, rungs=RUNGS if raced else (), progress=show)
+            samples=samples, time_s=time_s, rungs=RUNGS if raced else (),
+            predicted=mode.order_designs, progress=show)
         done[k] = ShapeRun(k, group, tuple(s.record() for s in searches), tuple(near) if
                            sources else (), tuple(slices) if raced else ())
         yield done[k]

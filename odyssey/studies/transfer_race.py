@@ -10,7 +10,12 @@ bought (successive halving, Jamieson & Talwalkar 2016; Li et al., Hyperband, 201
 * **Halving**: the best ``ceil(KEEP n)`` of the ``n`` designs of the previous rung (by their
   best throughput so far, ties in the predicted order) go on to ``RUNGS[1]`` of their
   budget, the best of those to ``RUNGS[2]``, and so on.
-* **Completion**: every design, best so far first, searches on to its whole budget.
+* **Completion**: every design searches on to its whole budget, in the order of the better
+  of its two ranks: by best throughput so far and in the predicted order (ties: the better
+  throughput first). The probe is short and some designs start slowly; a design cut at the
+  first halving that the sources ranked high is finished early, not after every design that
+  probed better (the two orders interleave; the top of either comes first). Without a
+  prediction (``predicted=False``: the designs' order means nothing), best so far first.
 
 So every design gets the budget it has without the race, searched by the same tuner (it is
 resumed, not restarted): the race changes when work is done, not how much, and a shape's
@@ -140,11 +145,14 @@ class DesignSearch:
 def race(
     designs: Sequence[Design], start: Callable[[Design], DesignSearch | None], *,
     samples: int | None, time_s: float | None, rungs: Sequence[float] = RUNGS,
-    keep: float = KEEP, progress: Callable[[int, str], None] | None = None,
+    keep: float = KEEP, predicted: bool = True,
+    progress: Callable[[int, str], None] | None = None,
 ) -> tuple[list[DesignSearch], list[Slice]]:
     """Search ``designs`` (in their predicted order, best first) by successive halving (see
     the module docstring), each to ``samples`` evaluations and/or ``time_s`` seconds in the
     end; with no ``rungs``, one after another, each to its whole budget at once.
+    ``predicted``: ``designs`` is a predicted order, which the completion blends with the
+    race's ranking (see the module docstring); else the completion goes by the ranking.
     ``start(design)`` builds a design's search when it is first needed (None: skip the
     design); ``progress(k, design_id)`` is called before each stretch (``k`` indexes
     ``designs``). Returns the searches (in ``designs`` order, skipped ones left out) and the
@@ -179,9 +187,20 @@ def race(
         for k in pool:
             stretch(k, share)
     if rungs:
-        for k in ranked(range(len(searches))):
+        for k in completion(ranked(range(len(searches))), predicted=predicted):
             stretch(k, 1.0)
     return searches, slices
+
+
+def completion(ranking: Sequence[int], *, predicted: bool = True) -> list[int]:
+    """The order the race completes its designs in, from their ``ranking`` by best
+    throughput (best first; a design is its index in the predicted order): by the better of
+    a design's rank there and its predicted rank (its index), ties by ``ranking``; with no
+    prediction, ``ranking`` itself."""
+    if not predicted:
+        return list(ranking)
+    rank = {k: r for r, k in enumerate(ranking)}
+    return sorted(ranking, key=lambda k: (min(rank[k], k), rank[k]))
 
 
 def start_search(ks: KernelSpace, platform: Platform, *, method: str, seed: int,

@@ -28,7 +28,7 @@ from odyssey.studies.transfer import (
     tune_layers,
     tuning_order,
 )
-from odyssey.studies.transfer_race import race, start_search
+from odyssey.studies.transfer_race import completion, race, start_search
 from odyssey.studies.transfer_report import compare
 from odyssey.tune import SearchSpace, TracePoint
 
@@ -226,8 +226,10 @@ class _Scripted:
 
 def test_race_probes_all_halves_the_field_then_completes_every_budget() -> None:
     """Eight designs predicted worst-first: the probe (1/40 of 4000 = 100 samples) ranks them,
-    the best two go on to 400 and the best of those to 1600, then all complete to 4000, best
-    first; the best design, predicted last, is searched on right after the probes."""
+    the best two go on to 400 and the best of those to 1600, then all complete to 4000 in
+    the order of the better of their two ranks (race and prediction interleave: the best,
+    then the predicted first, ...), or best first without a prediction; the best design,
+    predicted last, is searched on right after the probes."""
     quality = [1, 2, 3, 4, 5, 6, 7, 8]  # design k plateaus at quality[k] (by 100 samples)
     designs = [_Scripted(f"d{k}", lambda n, q=q: q * min(n, 100) / 100)
                for k, q in enumerate(quality)]
@@ -238,11 +240,27 @@ def test_race_probes_all_halves_the_field_then_completes_every_budget() -> None:
     assert got[:8] == [(f"d{k}", 100) for k in range(8)]
     assert got[8:10] == [("d7", 400), ("d6", 400)]
     assert got[10:11] == [("d7", 1600)]
-    assert got[11:] == [(f"d{k}", 4000) for k in range(7, -1, -1)]
+    assert got[11:] == [(f"d{k}", 4000) for k in (7, 0, 6, 1, 5, 2, 4, 3)]
     assert all(d.samples == 4000 for d in designs)
+    unordered = [_Scripted(f"d{k}", lambda n, q=q: q * min(n, 100) / 100)
+                 for k, q in enumerate(quality)]
+    _, slices = race(unordered, lambda d: d, samples=4000, time_s=None,  # type: ignore
+                     rungs=(1 / 40, 1 / 10, 2 / 5), keep=1 / 4, predicted=False)
+    assert [unordered[s.design].design.id for s in slices[11:]] == [f"d{k}" for k in
+                                                                   range(7, -1, -1)]
     fresh = [_Scripted(f"d{k}", lambda n: 1.0) for k in range(2)]
     _, seq = race(fresh, lambda d: d, samples=4000, time_s=None, rungs=())  # type: ignore
     assert [(s.design, s.samples) for s in seq] == [(0, 4000), (1, 4000)]  # one after another
+
+
+def test_completion_finishes_a_slow_starter_the_sources_ranked_high_early() -> None:
+    """A design predicted second that ranks second to last in the race (it starts slowly) is
+    completed fourth, not ninth: after the race's best, the predicted first and the race's
+    second."""
+    ranking = [3, 5, 0, 7, 8, 4, 6, 2, 1, 9]  # by best throughput after the race
+    assert completion(ranking) == [3, 0, 5, 1, 2, 7, 8, 4, 6, 9]
+    assert sorted(completion(ranking)) == list(range(10))
+    assert completion(ranking, predicted=False) == ranking
 
 
 def test_race_resumes_real_searches_to_their_whole_budget() -> None:
