@@ -80,6 +80,12 @@ def _totals(rec: dict[str, Any]) -> dict[str, Any]:
     return dict(rec["totals"])
 
 
+def _label(mode: str, rec: dict[str, Any]) -> str:
+    """``mode``, and the code it was run with if that is not the current code (``code`` in a
+    record carried over from an earlier commit)."""
+    return f"{mode} (run with {rec['code']})" if rec.get("code") else mode
+
+
 def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs)
 
@@ -117,7 +123,8 @@ def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
         "samples, its transferred seeds first, in the order predicted from the source shapes"
         + "".join(f", then the best {KEEP:.0%} of {'them' if k == 0 else 'those'} to {n:,}"
                   for k, n in enumerate(rungs[1:]))
-        + f", then every design to {samples:,}, best first). Every design gets the same "
+        + f", then every design to {samples:,}, in the order of the better of its rank in "
+        "the race and its predicted rank). Every design gets the same "
         f"{samples:,} samples in both runs. A "
         "run that never reaches the threshold is charged its whole search of the shape. A "
         "shape shared by several layers is tuned once and counted once. The runs of a "
@@ -134,7 +141,7 @@ def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
         for mode, rec in r["modes"].items():
             t = _totals(rec)
             lines.append(
-                f"| {r['network']} | {r['seed']} | {mode} | {t['scratch_samples']:,} | "
+                f"| {r['network']} | {r['seed']} | {_label(mode, rec)} | {t['scratch_samples']:,} | "
                 f"{t['transfer_samples']:,} | {t['speedup_samples']:.2f}x | "
                 f"{t['scratch_seconds']:.1f} | {t['transfer_seconds']:.1f} | "
                 f"{t['speedup_seconds']:.2f}x | {', '.join(t['unreached']) or '-'} |")
@@ -144,10 +151,15 @@ def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
     for net in nets:
         runs = [r for r in results if r["network"] == net]
         for mode in dict.fromkeys(m for r in runs for m in r["modes"]):
-            got = [_totals(r["modes"][mode]) for r in runs if mode in r["modes"]]
+            recs = [r["modes"][mode] for r in runs if mode in r["modes"]]
+            got = [_totals(rec) for rec in recs]
             xs = [t["speedup_samples"] for t in got]
             ts = [t["speedup_seconds"] for t in got]
-            lines.append(f"| {net} | {mode} | {len(got)} | "
+            codes = ", ".join(dict.fromkeys(rec["code"] for rec in recs if rec.get("code")))
+            label = f"{mode} (run with {codes})" if codes else mode
+            if codes and len(got) > 1 and not all(rec.get("code") for rec in recs):
+                label = f"{mode} (some seeds run with {codes})"
+            lines.append(f"| {net} | {label} | {len(got)} | "
                          f"{', '.join(f'{x:.2f}x' for x in xs)} | {_mean(xs):.2f}x | "
                          f"{', '.join(f'{x:.2f}x' for x in ts)} | {_mean(ts):.2f}x |")
     verdict = []
