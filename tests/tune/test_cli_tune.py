@@ -92,7 +92,18 @@ def test_ctrl_c_writes_the_results_so_far(
 def test_mp_options_need_the_odyssey_method(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["tune", MM, "--method", "random", "--mp-solver", "scip", "--samples", "10"])
     assert code == 2
-    assert "--mp-objective and --mp-solver apply to --method odyssey only" in capsys.readouterr().err
+    assert "--mp-objective, --mp-solver and --no-bound-search apply to --method odyssey only" \
+        in capsys.readouterr().err
+    code = main(["tune", MM, "--method", "random", "--no-bound-search", "--samples", "10"])
+    assert code == 2 and "not --method random" in capsys.readouterr().err
+
+
+def test_no_bound_search_runs_the_seeded_evolutionary_search(tmp_path: Path) -> None:
+    out = tmp_path / "tune.json"
+    code = main(["tune", MM, "-D", "I=64", "-D", "J=64", "-D", "K=64", "--design", "ij-ij.k",
+                 "--samples", "300", "--no-bound-search", "--json", str(out)])
+    (rec,) = json.loads(out.read_text())["designs"]
+    assert code == 0 and rec["proven_optimal"] is False and rec["stop_reason"] == "samples"
 
 
 @pytest.mark.parametrize("args", [["--time", "0"], ["--samples", "-3"]])
