@@ -5,7 +5,9 @@ casadi's Ipopt and rounds the solution. At an equal sample budget (3000 evaluati
 the seed's screening included) the seeded search must do at least as well as the
 unseeded one, on average over the 18 designs of the median over three seeds of the
 best throughput as a fraction of the design's best found by either. Measured when
-written: 0.76 seeded against 0.70 unseeded (as fractions of the exact optimum).
+written: 0.76 seeded against 0.70 unseeded (as fractions of the exact optimum). The
+bound-guided search is off here: with it both runs reach the proven optimum on every design
+(docs/results/tuners.md), which would hide the seed's effect.
 """
 
 from __future__ import annotations
@@ -59,8 +61,8 @@ def test_seeded_search_is_at_least_as_good_as_unseeded_search_on_mm(models: list
             out.append(statistics.median(bests))
         return out
 
-    seeded = medians()
-    unseeded = medians(mp_solver=None)
+    seeded = medians(bound_search=False)
+    unseeded = medians(mp_solver=None, bound_search=False)
     top = [max(a, b) for a, b in zip(seeded, unseeded, strict=True)]
     mean_seeded = statistics.mean(s / t for s, t in zip(seeded, top, strict=True))
     mean_unseeded = statistics.mean(u / t for u, t in zip(unseeded, top, strict=True))
