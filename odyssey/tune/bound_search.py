@@ -44,9 +44,8 @@ class BoundSearch:
         self._answers: list[np.ndarray] = []
         self._handed = 0  # rows of the request handed out by ask
         self.asked = 0  # rows handed out in all
-        self._started = False
-        self.finished = False
-        self.lower_bound = 0.0
+        self.finished = False  # no box is left: the incumbent is optimal
+        self.lower_bound = 0.0  # proven lower bound on the latency, once finished
         self.seconds = 0.0  # time spent bounding and splitting boxes
 
     @property
@@ -59,32 +58,33 @@ class BoundSearch:
         """No box is left: the incumbent (the best tiling told or offered) is optimal."""
         return self.finished
 
-    @property
-    def best_latency(self) -> float:
-        return self.bb.best_lat
-
-    def step(self, *, time_slice_s: float = math.inf, max_pauses: int | None = None) -> None:
-        """Advance the search until it wants tilings evaluated, it is finished, the time
-        slice is spent or it paused ``max_pauses`` times (it pauses after every expansion
-        of boxes; counting pauses instead of seconds keeps a run reproducible)."""
-        if self.finished or self._request is not None:
-            return
+    def _send(self, value: np.ndarray | None) -> np.ndarray | None:
+        """Resume the search with ``value`` (latencies, or None after a pause; None also
+        starts it) and return what it yields next: a request, or None for a pause or
+        when it has finished."""
         start = time.perf_counter()
-        pauses = 0
         try:
-            request = next(self._steps) if not self._started else self._steps.send(None)
-            self._started = True
-            while request is None and time.perf_counter() - start < time_slice_s:
-                pauses += 1
-                if max_pauses is not None and pauses >= max_pauses:
-                    break
-                request = self._steps.send(None)
+            request = self._steps.send(value)
         except StopIteration as stop:
             self.finished, self.lower_bound = True, float(stop.value)
             request = None
         self.seconds += time.perf_counter() - start
         if request is not None:
             self._request, self._handed, self._answers = request, 0, []
+        return request
+
+    def step(self, *, time_slice_s: float = math.inf, max_pauses: int | None = None) -> None:
+        """Advance the search until it wants tilings evaluated, it is finished, the time
+        slice is spent or it paused ``max_pauses`` times (it pauses after every expansion
+        of boxes; counting pauses instead of seconds keeps a run reproducible)."""
+        start = time.perf_counter()
+        pauses = 0
+        while not self.finished and self._request is None:
+            if pauses and (time.perf_counter() - start >= time_slice_s
+                           or (max_pauses is not None and pauses >= max_pauses)):
+                return
+            self._send(None)
+            pauses += 1
 
     def ask(self, n: int) -> list[Point]:
         """Up to ``n`` tilings of the current request, in order."""
@@ -97,30 +97,24 @@ class BoundSearch:
 
     def tell(self, evaluation: Evaluation) -> None:
         """Latencies of the tilings handed out by the last :meth:`ask`, in its order; the
-        search resumes (in the next :meth:`step`) once the whole request is answered."""
-        self._answers.append(np.where(evaluation.feasible, evaluation.latency_cycles, np.inf))
-        answered = sum(len(a) for a in self._answers)
-        if self._request is None or answered < len(self._request):
+        search resumes once the whole request is answered."""
+        self._answers.append(_latencies(evaluation))
+        if self._request is None or sum(len(a) for a in self._answers) < len(self._request):
             return
-        start = time.perf_counter()
         lat = np.concatenate(self._answers)
         self._request, self._answers = None, []
-        try:
-            request = self._steps.send(lat)
-        except StopIteration as stop:
-            self.finished, self.lower_bound = True, float(stop.value)
-            request = None
-        self.seconds += time.perf_counter() - start
-        if request is not None:
-            self._request, self._handed = request, 0
+        self._send(lat)
 
     def offer(self, points: Sequence[Point], evaluation: Evaluation) -> None:
         """Tilings another search evaluated: a better feasible one becomes the incumbent,
         which prunes more boxes."""
-        if not points:
-            return
-        lat = np.where(evaluation.feasible, evaluation.latency_cycles, np.inf)
-        k = int(np.argmin(lat))
-        if lat[k] < self.bb.best_lat:
-            row = np.array([[points[k][n] for n in self.names]], dtype=np.int64)
-            self.bb.offer(row, lat[k:k + 1])
+        if points:
+            lat = _latencies(evaluation)
+            k = int(np.argmin(lat))
+            self.bb.offer(np.array([[points[k][n] for n in self.names]], dtype=np.int64),
+                          lat[k:k + 1])
+
+
+def _latencies(evaluation: Evaluation) -> np.ndarray:
+    """Latency per point, infinite where infeasible (what the branch and bound is sent)."""
+    return np.where(evaluation.feasible, evaluation.latency_cycles, np.inf)
