@@ -232,7 +232,10 @@ class OdysseyTuner(Tuner):
         evolutionary search converged."""
         if self.bound is not None and self.bound.proven:
             return True
-        return self.search.converged and (self.bound is None or not self._bound_wanted)
+        # the bound search still has work while it is wanted and unfinished (even if not
+        # built yet: under a time budget it starts after SOLO_S, or at once on convergence)
+        bound_left = self._bound_wanted and (self.bound is None or not self.bound.finished)
+        return self.search.converged and not bound_left
 
     @property
     def proven_optimal(self) -> bool:

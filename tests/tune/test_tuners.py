@@ -127,6 +127,21 @@ class TestOdysseyTuner(TunerContract):
         assert tuner.bound is None  # not built within the first SOLO_S seconds
         assert not tuner.proven_optimal
 
+    def test_an_early_converged_evolution_hands_the_clock_to_the_bound_search(self) -> None:
+        # patience 1, no restarts: the evolutionary search converges within its first SOLO_S
+        # seconds (before the fix the run stopped there, unproven, after 13 ms);
+        # the run goes on with the bound search, which proves the optimum
+        ks = analyse(load_scop(ROOT / "kernels" / "mm.c", {"I": "64", "J": "64", "K": "64"}))
+        model = build_model(ks, ks.design("i-ij.k"), platform=load_platform("u250"))
+        tuner = make_tuner("odyssey", model, seed=2, mp_solver=None, patience=1,
+                           restarts=0)
+        assert isinstance(tuner, OdysseyTuner)
+        result = run_tuner(tuner, model, time_s=60)
+        assert tuner.search.converged and tuner.proven_optimal
+        assert result.stop_reason == "converged" and result.seconds < 60
+        assert result.best is not None
+        assert result.best.latency_cycles == find_optimum(model).latency_cycles
+
     def test_absorbed_points_join_the_population_without_a_generation(self) -> None:
         tuner = self.make(seed=2, mp_solver=None, bound_search=False)
         assert isinstance(tuner, OdysseyTuner)
