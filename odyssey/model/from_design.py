@@ -7,7 +7,7 @@ kind of module, yields the model of every tiling of the design.
 
 from __future__ import annotations
 
-from odyssey.codegen.generate import generate
+from odyssey.codegen.generate import generate_descriptor
 from odyssey.mapping.space import Design, KernelSpace
 from odyssey.model.build import model_from_descriptor
 from odyssey.model.design_model import DesignModel
@@ -27,10 +27,10 @@ def representative_tiling(design: Design) -> dict[str, int]:
 
 
 def build_model(space: KernelSpace, design: Design, *, platform: Platform, variant: str = "accurate") -> DesignModel:
-    gen = generate(space, design, representative_tiling(design), platform=_platform_name(platform))
-    points = domain_points(space)
-    ops = float(len(gen.descriptor["compute"]["ops_per_lane"]) * points)
-    return model_from_descriptor(gen.descriptor, platform, variant=variant, ops=ops)
+    desc = generate_descriptor(space, design, representative_tiling(design),
+                               platform=_platform_name(platform))
+    ops = float(len(desc["compute"]["ops_per_lane"]) * domain_points(space))
+    return model_from_descriptor(desc, platform, variant=variant, ops=ops)
 
 
 def domain_points(space: KernelSpace) -> int:

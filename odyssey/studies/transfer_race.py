@@ -5,11 +5,15 @@ comes to the first design able to reach it; a wrong design order costs whole sea
 race spends a little of every design's budget first and the rest in the order of what that
 bought (successive halving, Jamieson & Talwalkar 2016; Li et al., Hyperband, 2018):
 
-* **Probe**: every design, in the predicted order (best first), searches ``RUNGS[0]`` of
-  its budget, its transferred seeds first.
-* **Halving**: the best ``ceil(KEEP n)`` of the ``n`` designs of the previous rung (by their
-  best throughput so far, ties in the predicted order) go on to ``RUNGS[1]`` of their
-  budget, the best of those to ``RUNGS[2]``, and so on.
+* **Field**: the designs the prediction puts near the best race (in the transfer, those
+  predicted at :data:`~odyssey.studies.transfer.FIELD_SCORE` of the best or better); the
+  others are searched after the race, one after another in the predicted order.
+* **Probe**: every design of the field, in the predicted order (best first), searches
+  ``RUNGS[0]`` of its budget, its transferred seeds first.
+* **Halving**: the best ``ceil(KEEP n)`` of the ``n`` designs (by their best throughput so
+  far, ties in the predicted order) go on to ``RUNGS[1]`` of their budget, the best
+  ``ceil(KEEP^2 n)`` of those to ``RUNGS[2]``, and so on (``n`` counts every design, in the
+  field or not: a smaller field leaves the rungs as they are).
 * **Completion**: every design searches on to its whole budget, in the order of the better
   of its two ranks: by best throughput so far and in the predicted order (ties: the better
   throughput first). The probe is short and some designs start slowly; a design cut at the
@@ -145,7 +149,7 @@ class DesignSearch:
 def race(
     designs: Sequence[Design], start: Callable[[Design], DesignSearch | None], *,
     samples: int | None, time_s: float | None, rungs: Sequence[float] = RUNGS,
-    keep: float = KEEP, predicted: bool = True,
+    keep: float = KEEP, predicted: bool = True, field: int | None = None,
     progress: Callable[[int, str], None] | None = None,
 ) -> tuple[list[DesignSearch], list[Slice]]:
     """Search ``designs`` (in their predicted order, best first) by successive halving (see
@@ -153,11 +157,15 @@ def race(
     end; with no ``rungs``, one after another, each to its whole budget at once.
     ``predicted``: ``designs`` is a predicted order, which the completion blends with the
     race's ranking (see the module docstring); else the completion goes by the ranking.
+    ``field``: only the first ``field`` designs race; the others (predicted to be far
+    behind) are searched after them, one after another, each to its whole budget (their
+    models are not even built unless the race's designs miss the target).
     ``start(design)`` builds a design's search when it is first needed (None: skip the
     design); ``progress(k, design_id)`` is called before each stretch (``k`` indexes
     ``designs``). Returns the searches (in ``designs`` order, skipped ones left out) and the
     stretches in the order they ran."""
     assert all(0 < r < 1 for r in rungs) and list(rungs) == sorted(rungs) and 0 < keep <= 1
+    n_field = len(designs) if field is None or not rungs else max(1, min(field, len(designs)))
     searches: list[DesignSearch] = []
     where: list[int] = []  # position in ``designs`` of each search
     slices: list[Slice] = []
@@ -174,21 +182,27 @@ def race(
     def ranked(pool: Sequence[int]) -> list[int]:  # stable: ties keep the predicted order
         return sorted(pool, key=lambda k: -(searches[k].best_gops or 0.0))
 
-    for j, d in enumerate(designs):
-        s = start(d)
-        if s is None:
-            continue
-        searches.append(s)
-        where.append(j)
-        stretch(len(searches) - 1, rungs[0] if rungs else 1.0, first=True)
+    def enter(j: int, share: float) -> None:
+        s = start(designs[j])
+        if s is not None:
+            searches.append(s)
+            where.append(j)
+            stretch(len(searches) - 1, share, first=True)
+
+    for j in range(n_field):
+        enter(j, rungs[0] if rungs else 1.0)
     pool = list(range(len(searches)))
+    size = float(len(designs))  # rungs keep their sizes whatever the field's
     for share in rungs[1:]:
-        pool = ranked(pool)[: max(1, math.ceil(keep * len(pool)))]
+        size *= keep
+        pool = ranked(pool)[: max(1, math.ceil(size))]
         for k in pool:
             stretch(k, share)
     if rungs:
         for k in completion(ranked(range(len(searches))), predicted=predicted):
             stretch(k, 1.0)
+    for j in range(n_field, len(designs)):
+        enter(j, 1.0)
     return searches, slices
 
 

@@ -23,6 +23,7 @@ from odyssey.studies.transfer import (
     Slice,
     TransferRun,
     design_order,
+    field_size,
     rescale_tiling,
     shape_distance,
     tune_layers,
@@ -251,6 +252,42 @@ def test_race_probes_all_halves_the_field_then_completes_every_budget() -> None:
     fresh = [_Scripted(f"d{k}", lambda n: 1.0) for k in range(2)]
     _, seq = race(fresh, lambda d: d, samples=4000, time_s=None, rungs=())  # type: ignore
     assert [(s.design, s.samples) for s in seq] == [(0, 4000), (1, 4000)]  # one after another
+
+
+def test_designs_outside_the_field_wait_until_the_race_is_over() -> None:
+    """A field of 4 of 6 designs: only those are probed and halved (the rungs as large as
+    for all six); the other two start after
+    every racing design has its whole budget, one after another in the given order, and are
+    not even started (built) before."""
+    quality = [4, 3, 2, 1, 9, 8]  # the best two are predicted last, outside the field
+    designs = [_Scripted(f"d{k}", lambda n, q=q: q * min(n, 100) / 100)
+               for k, q in enumerate(quality)]
+    started: list[str] = []
+
+    def start(d: _Scripted) -> _Scripted:
+        started.append(d.design.id)
+        return d
+
+    searches, slices = race(designs, start, samples=4000, time_s=None,  # type: ignore
+                            rungs=(1 / 40, 1 / 10, 2 / 5), keep=1 / 4, field=4)
+    got = [(searches[s.design].design.id, s.samples) for s in slices]
+    assert got[:4] == [(f"d{k}", 100) for k in range(4)]
+    # the rungs keep the sizes of six designs: ceil(6/4) = 2, then ceil(6/16) = 1
+    assert got[4:7] == [("d0", 400), ("d1", 400), ("d0", 1600)]
+    assert {d for d, _ in got[7:11]} == {"d0", "d1", "d2", "d3"}
+    assert got[11:] == [("d4", 4000), ("d5", 4000)]
+    assert started == [f"d{k}" for k in range(6)] and all(d.samples == 4000 for d in designs)
+
+
+def test_the_field_is_the_designs_predicted_near_the_best() -> None:
+    """Scores relative to the best of 1.0, 0.9, 0.8 and 0.5: a floor of 0.8 keeps three."""
+    src = _run([("a", 100.0, [(1, 100.0)], 10), ("b", 90.0, [(1, 90.0)], 10),
+                ("c", 80.0, [(1, 80.0)], 10), ("d", 50.0, [(1, 50.0)], 10)])
+    designs = [type("D", (), {"id": k})() for k in "dcba"]
+    ordered = design_order(designs, [src])  # type: ignore[arg-type]
+    assert [d.id for d in ordered] == ["a", "b", "c", "d"]
+    assert field_size(ordered, [src], floor=0.8) == 3
+    assert field_size(ordered, [src], floor=0.95) == 1
 
 
 def test_completion_finishes_a_slow_starter_the_sources_ranked_high_early() -> None:
