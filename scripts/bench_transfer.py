@@ -13,8 +13,8 @@ from-scratch result of every shape (:func:`odyssey.studies.transfer_report.compa
 to the same threshold: it measures how often an equally good search misses 99% of another
 run's best by chance (it is also the next seed's from-scratch run, run once). The ablations
 (networks in ``--ablations``, first seed) run transfer without the race (seeds and predicted
-order, the designs one after another: the previous method) and the race without transfer
-(the design space's order, no seeds). All runs of a network take turns shape by shape
+order, the designs one after another: the first method), transfer with every design in the
+race (no field) and the race without transfer (the design space's order, no seeds). All runs of a network take turns shape by shape
 (:func:`odyssey.studies.transfer.tune_together`), so their wall times see about the same
 load. Writes docs/results/transfer.md and
 docs/results/transfer/<network>_seed<k>.json (the comparisons only: totals and one row per
@@ -31,9 +31,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "results"
-#: mode -> (seed tilings, predicted design order, race)
-MODES = {"transfer": (True, True, True), "no race (seeds, order)": (True, True, False),
-         "race only (no transfer)": (False, False, True)}
+#: mode -> (seed tilings, predicted design order, race, field)
+MODES = {"transfer": (True, True, True, True), "no race (seeds, order)": (True, True, False, True),
+         "no field (every design races)": (True, True, True, False),
+         "race only (no transfer)": (False, False, True, True)}
 CONTROL = "control (scratch, next seed)"
 
 
@@ -52,10 +53,10 @@ def run(network: str, seeds: list[int], args: argparse.Namespace) -> None:
                                          for s in scratch_seeds]
     for s in seeds:
         ablate = network in args.ablations.split(",") and s == seeds[0]
-        for mode, (tilings, order, racing) in MODES.items():
+        for mode, (tilings, order, racing, field) in MODES.items():
             if mode == "transfer" or ablate:
                 plan.append((mode, s, Mode(seed_tilings=tilings, order_designs=order,
-                                           racing=racing, seed=s)))
+                                           racing=racing, seed=s, field=field)))
     runs = tune_together(net, [m for _, _, m in plan], kernel=ROOT / "kernels" / "cnn.c",
                          platform=load_platform("u250"), samples=args.samples,
                          method=args.method)
@@ -91,6 +92,7 @@ def _mean(xs: list[float]) -> float:
 
 
 def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    from odyssey.studies.transfer import FIELD_SCORE
     from odyssey.studies.transfer_race import KEEP, RUNGS
 
     samples = results[0]["modes"]["transfer"]["samples"] if results else args.samples
@@ -119,12 +121,14 @@ def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
         "the samples (model evaluations) and seconds (wall time, model building included) "
         "until the shape's best first reached the threshold, every stretch of search counted "
         "in the order it ran: from scratch, the designs one after another in the design "
-        f"space's order; with transfer, the race (every design probed for {rungs[0]:,} "
-        "samples, its transferred seeds first, in the order predicted from the source shapes"
+        f"space's order; with transfer, the race (every design predicted at "
+        f"{FIELD_SCORE:.0%} of the best or better from the source shapes probed for "
+        f"{rungs[0]:,} samples, its transferred seeds first, in the predicted order"
         + "".join(f", then the best {KEEP:.0%} of {'them' if k == 0 else 'those'} to {n:,}"
                   for k, n in enumerate(rungs[1:]))
-        + f", then every design to {samples:,}, in the order of the better of its rank in "
-        "the race and its predicted rank). Every design gets the same "
+        + f", then every racing design to {samples:,}, in the order of the better of its "
+        "rank in the race and its predicted rank, then the designs outside the race, in the "
+        "predicted order; the rungs are sized on all the designs). Every design gets the same "
         f"{samples:,} samples in both runs. A "
         "run that never reaches the threshold is charged its whole search of the shape. A "
         "shape shared by several layers is tuned once and counted once. The runs of a "
@@ -209,7 +213,7 @@ def main() -> int:
                     type=lambda v: [int(x) for x in v.split(",") if x.isdigit()],
                     help="seeds whose control (a from-scratch run with the next seed) is run")
     ap.add_argument("--ablations", default="vgg16",
-                    help="networks that also run the ablations (no race; race only), first "
+                    help="networks that also run the ablations (no race; no field; race only), first "
                          "seed")
     ap.add_argument("--report-only", action="store_true",
                     help="only rewrite transfer.md from results/transfer/*.json")

@@ -292,13 +292,15 @@ class Mode:
     shapes, where ``order_designs`` predicts the designs' order (:func:`design_order`),
     ``seed_tilings`` gives each design its :func:`transfer_seeds` and ``racing`` searches
     the designs by successive halving from the predicted order (:func:`.transfer_race.race`)
-    instead of one after another. ``seed`` seeds the tuner."""
+    instead of one after another; with ``field``, only the designs predicted near the best
+    race (:func:`field_size`). ``seed`` seeds the tuner."""
 
     transfer: bool = True
     seed_tilings: bool = True
     order_designs: bool = True
     racing: bool = True
     seed: int = 0
+    field: bool = True  # race only the designs predicted near the best (:func:`field_size`)
 
 
 SCRATCH = Mode(transfer=False)
@@ -383,7 +385,7 @@ def _tune_shapes(
         field = None
         if sources and mode.order_designs:
             designs = design_order(designs, sources)
-            field = field_size(designs, sources)
+            field = field_size(designs, sources) if mode.field else None
         seeds = _seeder(sources) if sources and mode.seed_tilings else None
         raced = bool(sources) and mode.racing
         names = ",".join(group.names)
