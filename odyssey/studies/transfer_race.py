@@ -14,9 +14,9 @@ bought (successive halving, Jamieson & Talwalkar 2016; Li et al., Hyperband, 201
   far, ties in the predicted order) go on to ``RUNGS[1]`` of their budget, the best
   ``ceil(KEEP^2 n)`` of those to ``RUNGS[2]``, and so on (``n`` counts every design, in the
   field or not: a smaller field leaves the rungs as they are).
-* **Completion**: every design searches on to its whole budget, in the order of the better
-  of its two ranks: by best throughput so far and in the predicted order (ties: the better
-  throughput first). The probe is short and some designs start slowly; a design cut at the
+* **Completion**: every design of the field searches on to its whole budget, in the order
+  of the better of its two ranks: by best throughput so far and in the predicted order
+  (ties: the better throughput first). The probe is short and some designs start slowly; a design cut at the
   first halving that the sources ranked high is finished early, not after every design that
   probed better (the two orders interleave; the top of either comes first). Without a
   prediction (``predicted=False``: the designs' order means nothing), best so far first.
