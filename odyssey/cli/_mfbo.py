@@ -1,6 +1,7 @@
 """`odyssey tune --method mfbo`: multi-fidelity Bayesian optimization over the model's best
 designs, confirmed by an expensive fidelity (``--fidelity sim``: the timed simulation;
-``--fidelity model``: the accurate model above the ``max`` variant)."""
+``--fidelity hls``: the Vitis HLS synthesis report; ``--fidelity model``: the accurate model
+above the ``max`` variant)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def run_mfbo_command(args: argparse.Namespace) -> int:
         SCREEN_SAMPLES,
         SIMULATABLE_MAX_DIM,
         TOP_K,
+        HlsFidelity,
         ModelFidelity,
         TimedSimFidelity,
         model_candidates,
@@ -37,15 +39,22 @@ def run_mfbo_command(args: argparse.Namespace) -> int:
     if args.mp_objective is not None or args.mp_solver is not None:
         raise OdysseyError("--mp-objective and --mp-solver apply to --method odyssey only, "
                            "not --method mfbo")
+    from odyssey.codegen.hls_report import VITIS_HLS, vitis_hls
+
     sim = args.fidelity == "sim"
+    hls = args.fidelity == "hls"
     if sim and shutil.which("g++") is None:
         raise OdysseyError("--fidelity sim runs the timed simulation with g++, which is not on "
                            "PATH; install it or use --fidelity model")
+    if hls and vitis_hls() is None:
+        raise OdysseyError(f"--fidelity hls runs Xilinx Vitis HLS (`{VITIS_HLS}`), which is not "
+                           "on PATH: source Vitis's settings64.sh (or name the executable in "
+                           "$ODYSSEY_VITIS_HLS), or use --fidelity sim")
     budget = args.budget or DEFAULT_BUDGET
     ks = analyse(load_scop(args.kernel, defines(args.define)), max_dim=SIMULATABLE_MAX_DIM)
     designs = ks.designs if args.design == "all" else (ks.design(args.design),)
     platform = load_platform(args.platform)
-    low, high = ("accurate", "sim") if sim else ("max", "accurate")
+    low, high = ("accurate", args.fidelity) if sim or hls else ("max", "accurate")
     live = sys.stderr.isatty()
     if live:
         print(f"screening {len(designs)} design(s) on the {low} model ...", end="",
@@ -55,7 +64,7 @@ def run_mfbo_command(args: argparse.Namespace) -> int:
     if not pool:
         print("no feasible design point found")
         return 1
-    expensive = (TimedSimFidelity(ks) if sim
+    expensive = (TimedSimFidelity(ks) if sim else HlsFidelity(ks) if hls
                  else ModelFidelity.build(ks, designs, platform=platform, variant="accurate"))
 
     def report(s: MFBOStep) -> None:

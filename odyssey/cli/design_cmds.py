@@ -48,7 +48,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     out = write_design(gen, Path(args.out))
     t = gen.tiling
     dims = " x ".join(str(g.outer) for g in t.space)
-    print(f"wrote {out}/ (kernel.cpp, kernel.h, host.cpp, hls.tcl, Makefile, descriptor.json)")
+    print(f"wrote {out}/ (kernel.cpp, kernel.h, host.cpp, hls.tcl, csynth.tcl, Makefile, descriptor.json)")
     print(f"design {design.id}: dataflow {design.dataflow}, ordering {design.ordering}; "
           f"array {dims} = {t.num_pes} PEs; tiling {t.describe()}")
     padded = [g.name for g in t.loops if g.is_padded]

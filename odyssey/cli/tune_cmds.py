@@ -221,9 +221,10 @@ def register(sub: Any) -> None:
                    help="without the bound-guided search beside the evolutionary one (docs/tuners.md)")
     t.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
     t.add_argument("--emit", metavar="DIR", help="generate the HLS design of the best point into DIR")
-    t.add_argument("--fidelity", choices=("model", "sim"), default="model",
+    t.add_argument("--fidelity", choices=("model", "sim", "hls"), default="model",
                    help="with --method mfbo: what confirms the model's best designs, the timed "
-                        "simulation (sim) or the accurate model above the max variant (model, "
+                        "simulation (sim), the Vitis HLS synthesis report (hls: needs "
+                        "vitis_hls) or the accurate model above the max variant (model, "
                         "default); docs/mfbo.md")
     t.add_argument("--budget", type=positive_int, metavar="N",
                    help="with --method mfbo: expensive evaluations (default 20)")

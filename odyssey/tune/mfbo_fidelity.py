@@ -8,6 +8,8 @@ and the expensive evaluations (timed simulation of the generated design, or a mo
   run :func:`~odyssey.codegen.timedsim.run_timed_sim`, and return the simulated cycles
   (cached by ``(design, tiling)``); generation or simulation failures are
   :class:`~odyssey.tune.mfbo.Measurement` values with the reason;
+* :class:`HlsFidelity`: the worst-case latency of the Vitis HLS synthesis report of the
+  generated design (for users with the vendor tools);
 * :class:`ModelFidelity`: a model variant as the expensive fidelity (the accurate
   model above the ``max`` variant), for runs without a compiler.
 """
@@ -20,6 +22,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 
 from odyssey.codegen.generate import generate
+from odyssey.codegen.hls_report import run_hls_synthesis
 from odyssey.codegen.timedsim import run_timed_sim
 from odyssey.codegen.writer import write_design
 from odyssey.errors import OdysseyError
@@ -115,6 +118,49 @@ class TimedSimFidelity:
                 m = Measurement(float(res.cycles) if ok else None,  # type: ignore[arg-type]
                                 time.perf_counter() - start, res.status,
                                 "" if ok else res.message)
+        except OdysseyError as exc:
+            m = Measurement(None, time.perf_counter() - start, "error", str(exc))
+        self.runs += 1
+        self.cache[c.key] = m
+        return m
+
+
+class HlsFidelity:
+    """Worst-case latency (cycles) of a candidate's generated design in the Vitis HLS
+    synthesis report (:func:`~odyssey.codegen.hls_report.run_hls_synthesis`), for users with
+    the vendor tools. ``cache`` as for :class:`TimedSimFidelity`; ``keep`` (a directory):
+    keep each synthesized design there, in ``<design>_<n>/``, instead of a temporary one.
+    """
+
+    def __init__(
+        self, space: KernelSpace, *, timeout_s: float = 7200.0, keep: Path | None = None,
+        cache: MutableMapping[tuple[str, tuple[tuple[str, int], ...]], Measurement] | None = None,
+    ) -> None:
+        self.space = space
+        self.timeout_s = timeout_s
+        self.keep = Path(keep) if keep is not None else None
+        self.cache = cache if cache is not None else {}
+        self.runs = 0
+
+    def __call__(self, c: Candidate) -> Measurement:
+        got = self.cache.get(c.key)
+        if got is not None:
+            return got
+        start = time.perf_counter()
+        try:
+            gen = generate(self.space, self.space.design(c.design), dict(c.tiling))
+            if self.keep is not None:
+                run = run_hls_synthesis(write_design(gen, self.keep / f"{c.design}_{self.runs}"),
+                                        timeout_s=self.timeout_s)
+            else:
+                with tempfile.TemporaryDirectory(prefix="odyssey-hls-") as tmp:
+                    run = run_hls_synthesis(write_design(gen, Path(tmp) / "design"),
+                                            timeout_s=self.timeout_s)
+            rep = run.report
+            if rep is not None and rep.worst_cycles is not None and not run.message:
+                m = Measurement(float(rep.worst_cycles), time.perf_counter() - start)
+            else:
+                m = Measurement(None, time.perf_counter() - start, "hls_failed", run.message)
         except OdysseyError as exc:
             m = Measurement(None, time.perf_counter() - start, "error", str(exc))
         self.runs += 1
