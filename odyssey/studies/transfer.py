@@ -396,7 +396,8 @@ def _tune_shapes(
                 progress(n, len(order), names, j + 1, total, design_id)
 
         searches, slices = race(
-            designs, start_search(ks, platform, method=method, seed=mode.seed, seeds=seeds),
+            designs, start_search(ks, platform, method=method, seed=mode.seed, seeds=seeds,
+                                  samples=samples, time_s=time_s),
             samples=samples, time_s=time_s, rungs=RUNGS if raced else (),
             predicted=mode.order_designs, field=field, progress=show)
         done[k] = ShapeRun(k, group, tuple(s.record() for s in searches), tuple(near) if

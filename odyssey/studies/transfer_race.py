@@ -85,13 +85,16 @@ class Slice:
 
 class DesignSearch:
     """One design's search on one shape, resumable: :meth:`run` searches on until the design
-    has spent the given totals. The model build and the seeds count in its seconds.
+    has spent the given totals, within its whole budget (``samples``/``time_s``: the tuner is
+    told it once, so a tuner that adapts to its budget searches in stretches as in one run).
+    The model build and the seeds count in its seconds.
 
     Raises :class:`OdysseyError` if the design's model cannot be built.
     """
 
     def __init__(self, ks: KernelSpace, design: Design, platform: Platform, *, method: str,
-                 seed: int, seeds: SeedFn | None = None) -> None:
+                 seed: int, samples: int | None, time_s: float | None,
+                 seeds: SeedFn | None = None) -> None:
         begin = time.perf_counter()
         self.design = design
         self.model: DesignModel = build_model(ks, design, platform=platform, variant="accurate")
@@ -99,6 +102,7 @@ class DesignSearch:
         points = seeds(design, SearchSpace(self.model.params)) if seeds is not None else []
         if points:
             self.tuner.seed_points(points)
+        self.tuner.begin(time_s=time_s, samples=samples)
         self.seeds = len(points)
         self.samples = 0
         self.search_seconds = 0.0  # in the tuner, the budget ``time_s`` is held to
@@ -119,7 +123,7 @@ class DesignSearch:
         secs = None if time_s is None else time_s - self.search_seconds
         if self.finished or (more is not None and more < 1) or (secs is not None and secs <= 0):
             return False
-        result = run_tuner(self.tuner, self.model, samples=more, time_s=secs)
+        result = run_tuner(self.tuner, self.model, samples=more, time_s=secs, resume=True)
         for p in result.trace:
             if self.best_gops is None or p.throughput_gops > self.best_gops:
                 self._trace.append(TracePoint(self.samples + p.samples, self.seconds + p.seconds,
@@ -218,11 +222,14 @@ def completion(ranking: Sequence[int], *, predicted: bool = True) -> list[int]:
 
 
 def start_search(ks: KernelSpace, platform: Platform, *, method: str, seed: int,
-                 seeds: SeedFn | None) -> Callable[[Design], DesignSearch | None]:
-    """``start`` for :func:`race`: a design's search, or None if its model cannot be built."""
+                 seeds: SeedFn | None, samples: int | None, time_s: float | None,
+                 ) -> Callable[[Design], DesignSearch | None]:
+    """``start`` for :func:`race`: a design's search with the whole budget ``samples`` /
+    ``time_s``, or None if its model cannot be built."""
     def start(design: Design) -> DesignSearch | None:
         try:
-            return DesignSearch(ks, design, platform, method=method, seed=seed, seeds=seeds)
+            return DesignSearch(ks, design, platform, method=method, seed=seed,
+                                samples=samples, time_s=time_s, seeds=seeds)
         except OdysseyError:
             return None
     return start

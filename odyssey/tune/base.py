@@ -200,6 +200,7 @@ def run_tuner(
     progress: Callable[[Progress], None] | None = None,
     stop: Callable[[], bool] = lambda: False,
     keep_trials: int = DEFAULT_KEEP_TRIALS,
+    resume: bool = False,
 ) -> TuneResult:
     """Search ``model`` with ``tuner`` until a budget is spent or the search ends.
 
@@ -213,6 +214,12 @@ def run_tuner(
     raised while searching (also from ``progress`` or ``stop``) ends the search
     with ``stop_reason="interrupted"`` and the result so far. ``progress`` is
     called at most every :data:`PROGRESS_INTERVAL_S` seconds.
+
+    ``resume``: go on with a tuner that has searched before, in stretches of a longer search
+    whose whole budget the caller gave :meth:`Tuner.begin` once; ``begin`` is not called
+    again (a tuner that adapts to its budget keeps adapting to the whole one), and
+    ``samples``/``time_s`` bound this stretch. Samples and tuner evaluations count from this
+    call on, in the budget and in the result.
     """
     _check_budget(time_s, samples)
     if keep_trials < 0:
@@ -225,11 +232,17 @@ def run_tuner(
     start = time.perf_counter()
     last_report = start
     reason: StopReason = "exhausted"
+    own0 = tuner.own_evaluations
+
+    def own() -> int:  # the tuner's own evaluations in this call
+        return tuner.own_evaluations - own0
+
     try:
-        tuner.begin(time_s=time_s, samples=samples)
+        if not resume:
+            tuner.begin(time_s=time_s, samples=samples)
         while True:
             now = time.perf_counter()
-            if samples is not None and done + tuner.own_evaluations >= samples:
+            if samples is not None and done + own() >= samples:
                 reason = "samples"
                 break
             if time_s is not None and now - start >= time_s:
@@ -243,14 +256,14 @@ def run_tuner(
                 break
             want = tuner.batch_size
             if samples is not None:
-                want = min(want, samples - done - tuner.own_evaluations)
+                want = min(want, samples - done - own())
             points = tuner.ask(want)
             if len(points) > want:
                 raise TunerError(f"{tuner.name}: ask({want}) returned {len(points)} points")
             if samples is not None:  # the tuner may have evaluated points itself while asking
-                points = points[: max(0, samples - done - tuner.own_evaluations)]
+                points = points[: max(0, samples - done - own())]
             if not points:
-                spent = samples is not None and done + tuner.own_evaluations >= samples
+                spent = samples is not None and done + own() >= samples
                 reason = "samples" if spent else "exhausted"
                 break
             ev = model.evaluate(_columns(points, names))
@@ -268,7 +281,7 @@ def run_tuner(
                     time_left_s=None if time_s is None else max(0.0, time_s - elapsed),
                     samples=done,
                     samples_left=(None if samples is None
-                                  else samples - done - tuner.own_evaluations),
+                                  else samples - done - own()),
                     seconds=elapsed,
                 ))
     except KeyboardInterrupt:
@@ -277,7 +290,7 @@ def run_tuner(
     if best is not None and (not trace or trace[-1].samples != done):
         trace.append(TracePoint(done, seconds, best.throughput_gops))
     return TuneResult(tuner.name, model.design_id, best, tuple(trials), tuple(trace), done,
-                      seconds, reason, tuner.own_evaluations)
+                      seconds, reason, own())
 
 
 def _record(

@@ -305,7 +305,8 @@ def test_race_resumes_real_searches_to_their_whole_budget() -> None:
     the stretches add up to it, and the race's best is the sequential search's."""
     ks = analyse(load_scop(CNN, _sizes(32, 32, 14, 14)), max_dim=2)
     designs = [d for d in ks.designs if len(d.space_loops) == 1][:6]
-    start = start_search(ks, U250, method="evolutionary", seed=0, seeds=None)
+    start = start_search(ks, U250, method="evolutionary", seed=0, seeds=None, samples=800,
+                         time_s=None)
     raced, slices = race(designs, start, samples=800, time_s=None)
     seq, _ = race(designs, start, samples=800, time_s=None, rungs=())
     for r in raced:

@@ -196,3 +196,26 @@ def test_seeded_search_is_at_least_as_good_as_unseeded_search() -> None:
 
     assert median_best("odyssey") >= median_best("evolutionary")
 
+
+
+def test_a_resumed_run_keeps_the_whole_budget_the_tuner_began_with() -> None:
+    """``resume=True`` does not call ``begin`` again: the evolutionary search told a budget of
+    4000 keeps the local-search cap of 4000 samples through stretches of 100 (re-begun, the
+    cap would follow each stretch); the tuner's own evaluations count per call (the MP seed's,
+    made in the first stretch, do not eat the later stretches' samples)."""
+    model = mm_model()
+    tuner = make_tuner("evolutionary", model, seed=1)
+    assert isinstance(tuner, Evolutionary)
+    tuner.begin(time_s=None, samples=4000)
+    cap = tuner._local_cap
+    for _ in range(3):
+        assert run_tuner(tuner, model, samples=100, resume=True).samples == 100
+        assert tuner._local_cap == cap
+    run_tuner(tuner, model, samples=100)
+    assert tuner._local_cap < cap
+    odyssey = make_tuner("odyssey", model, seed=1, bound_search=False)
+    odyssey.begin(time_s=None, samples=600)
+    first = run_tuner(odyssey, model, samples=300, resume=True)
+    assert first.tuner_evaluations > 0 and first.samples + first.tuner_evaluations == 300
+    second = run_tuner(odyssey, model, samples=300, resume=True)
+    assert (second.samples, second.tuner_evaluations) == (300, 0)
