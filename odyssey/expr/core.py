@@ -31,16 +31,24 @@ class Expr:
     Comparisons are methods (``x.le(y)``) because ``==`` stays structural.
     """
 
-    __slots__ = ("_h",)
+    __slots__ = ("_h", "_k")
     __match_args__: ClassVar[tuple[str, ...]] = ()
     op: ClassVar[str] = ""
     _h: int
+    _k: tuple[Any, ...]  # the structural key, kept: ``==`` compares it
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_h", hash((type(self), self._key())))
+        k = self._key()
+        object.__setattr__(self, "_k", k)
+        object.__setattr__(self, "_h", hash((type(self), k)))
 
     def _key(self) -> tuple[Any, ...]:
         return tuple(getattr(self, n) for n in self.__match_args__)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt through the constructor, which sets the cached hash and key (pickle would
+        # otherwise restore the dataclass fields only)
+        return (type(self), tuple(getattr(self, n) for n in self.__match_args__))
 
     def children(self) -> tuple[Expr, ...]:
         """The direct sub-expressions, in order."""
@@ -54,7 +62,7 @@ class Expr:
             return True
         if not isinstance(other, Expr):
             return NotImplemented
-        return type(self) is type(other) and self._h == other._h and self._key() == other._key()
+        return type(self) is type(other) and self._h == other._h and self._k == other._k
 
     def __str__(self) -> str:
         return to_str(self)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import pickle
 import shutil
 import subprocess
 import sys
@@ -57,6 +58,10 @@ from odyssey.expr import (
     to_str,
     where,
 )
+from odyssey.frontend import load_scop
+from odyssey.mapping.space import analyse
+from odyssey.model import build_model
+from odyssey.platforms import load_platform
 
 # `I` mirrors the problem-size symbol it holds.
 I, J, T, x, y = sym("I"), sym("J"), sym("T_i1"), sym("x"), sym("y")  # noqa: E741
@@ -496,3 +501,14 @@ def test_to_pyomo_relaxations(pyomo_model: tuple[Any, Any, Any]) -> None:
 def test_where_node_is_kept_by_constructor_and_codec() -> None:
     w = Where(x.le(y), x, y)
     assert from_json(to_json(w)) == w
+
+
+def test_every_expression_of_a_model_survives_pickling() -> None:
+    """Nodes cache their hash and key; a pickled expression is rebuilt through its
+    constructor, so it is equal, hashes equal and prints the same (for process pools)."""
+    mm = Path(__file__).resolve().parents[2] / "kernels" / "mm.c"
+    ks = analyse(load_scop(mm, {"I": "64", "J": "64", "K": "64"}))
+    model = build_model(ks, ks.design("ij-ij.k"), platform=load_platform("u250"))
+    for name, e in model.exprs.items():
+        back = pickle.loads(pickle.dumps(e))
+        assert back == e and hash(back) == hash(e) and str(back) == str(e), name
