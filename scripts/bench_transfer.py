@@ -92,7 +92,9 @@ def _mean(xs: list[float]) -> float:
 
 
 def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    from odyssey.studies.plots import draw
     from odyssey.studies.transfer import FIELD_SCORE
+    from odyssey.studies.transfer_report import transfer_plot
     from odyssey.studies.transfer_race import KEEP, RUNGS
 
     samples = results[0]["modes"]["transfer"]["samples"] if results else args.samples
@@ -175,6 +177,10 @@ def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
                        f"worst, {'met' if ok else 'not met'}")
     lines += ["", "Target, the same per-shape quality in at most half the total time, on every "
               "seed, in samples and in seconds: " + "; ".join(verdict) + ".", ""]
+    if results:
+        plot = transfer_plot(results)
+        draw(plot).savefig(OUT / "transfer" / plot.filename, dpi=110)
+        lines += [f"![seconds to 99% per shape and in total](transfer/{plot.filename})", ""]
     for r in results:
         rec = r["modes"]["transfer"]
         lines += [

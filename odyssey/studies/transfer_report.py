@@ -12,10 +12,13 @@ several layers is tuned once).
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from odyssey.errors import NetworkError
+from odyssey.studies.plots import Bars, Curve, Lines, Panel, Plot, Series
 from odyssey.studies.transfer import ShapeRun, TransferRun
 
 #: the per-layer quality both runs must reach, as a fraction of the from-scratch result
@@ -154,3 +157,34 @@ def comparison_record(c: TransferComparison, scratch: TransferRun, transfer: Tra
         rec["scratch"] = [shape_record(s) for s in scratch.shapes]
         rec["transfer"] = [shape_record(s) for s in transfer.shapes]
     return rec
+
+
+def transfer_plot(records: Sequence[Mapping[str, Any]], filename: str = "transfer.png") -> Plot:
+    """The figure of the benchmark's records (``comparison_record`` without runs, one per
+    network and seed, with the transfer mode's record under ``modes["transfer"]``): per
+    network, the seconds to the target of every shape in the tuning order (from scratch and
+    with transfer, each seed), and the running total over the shapes."""
+    panels: list[Panel] = []
+    nets = list(dict.fromkeys(str(r["network"]) for r in records))
+    for net in nets:
+        runs = [r for r in records if r["network"] == net]
+        shapes = runs[0]["modes"]["transfer"]["shapes"]
+        cats = tuple(str(s["layers"][0]) for s in shapes)
+        series: list[Series] = []
+        curves: list[Curve] = []
+        for r in runs:
+            rows = r["modes"]["transfer"]["shapes"]
+            for arm, style in (("scratch", "--"), ("transfer", "-")):
+                secs = [float(s[f"{arm}_seconds"]) for s in rows]
+                label = f"{'from scratch' if arm == 'scratch' else 'transfer'}, seed {r['seed']}"
+                series.append(Series(label, tuple(secs)))
+                total = list(itertools.accumulate(secs))
+                curves.append(Curve(f"{label}: {total[-1]:.1f} s", tuple(range(1, len(total) + 1)),
+                                    tuple(total), style=style))
+        title = str(runs[0].get("title", net))
+        panels.append(Bars(cats, tuple(series), "seconds to 99% (log)", ylog=True,
+                           title=f"{title}: each unique shape, in the tuning order"))
+        panels.append(Lines(tuple(curves), "shapes tuned (tuning order)",
+                            "seconds to 99%, running total", title=f"{title}: total"))
+    return Plot(filename, "Time to 99% of the from-scratch result per layer shape",
+                tuple(panels), width=12.0)

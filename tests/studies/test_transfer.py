@@ -16,6 +16,7 @@ from odyssey.mapping.space import analyse
 from odyssey.model import build_model
 from odyssey.platforms import load_platform
 from odyssey.studies.networks import Network, ShapeGroup, load_network, parse_network
+from odyssey.studies.plots import Bars, Lines
 from odyssey.studies.transfer import (
     RESCALINGS,
     DesignRun,
@@ -30,7 +31,7 @@ from odyssey.studies.transfer import (
     tuning_order,
 )
 from odyssey.studies.transfer_race import completion, race, start_search
-from odyssey.studies.transfer_report import compare
+from odyssey.studies.transfer_report import compare, transfer_plot
 from odyssey.tune import SearchSpace, TracePoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -319,3 +320,23 @@ def test_race_resumes_real_searches_to_their_whole_budget() -> None:
     rec = raced[0].record()
     assert rec.samples == raced[0].samples and rec.trace[-1].throughput_gops == rec.best_gops
     assert list(rec.top_gops) == sorted(rec.top_gops, reverse=True) and len(rec.top_tilings) <= 3
+
+
+def test_the_benchmark_figure_shows_each_shape_and_the_running_total() -> None:
+    """From the committed benchmark records: per network a bar panel over its unique shapes
+    and a running total whose last point is the record's total, per arm and seed."""
+    records = [json.loads(p.read_text())
+               for p in sorted((ROOT / "docs" / "results" / "transfer").glob("*.json"))]
+    plot = transfer_plot(records)
+    nets = {r["network"] for r in records}
+    assert len(plot.panels) == 2 * len(nets)
+    for r in records:
+        totals = r["modes"]["transfer"]["totals"]
+        bars, total = (p for p in plot.panels
+                       if p.title.startswith(r["title"]))  # type: ignore[union-attr]
+        assert isinstance(bars, Bars) and isinstance(total, Lines)
+        assert len(bars.categories) == len(r["modes"]["transfer"]["shapes"])
+        for arm in ("scratch", "transfer"):
+            name = "from scratch" if arm == "scratch" else "transfer"
+            (curve,) = [c for c in total.curves if c.label.startswith(f"{name}, seed {r['seed']}:")]
+            assert curve.y[-1] == pytest.approx(totals[f"{arm}_seconds"], abs=0.01)
