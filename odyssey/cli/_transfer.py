@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from odyssey.cli._common import table
 
@@ -29,6 +30,8 @@ def run_transfer(args: argparse.Namespace) -> int:
                   f"{design_id}\x1b[K", end="", file=sys.stderr, flush=True)
         return show if live else None
 
+    if args.no_compare:
+        return _transfer_only(args, network, platform, time_s, report("with transfer"))
     try:
         runs = tune_together(
             network, [Mode(transfer=False, seed=args.seed), Mode(seed=args.seed)],
@@ -71,3 +74,27 @@ def run_transfer(args: argparse.Namespace) -> int:
         print("odyssey: interrupted; the shapes finished in both runs are compared",
               file=sys.stderr)
     return 130 if interrupted else 0
+
+
+def _transfer_only(args: argparse.Namespace, network: Any, platform: Any, time_s: float | None,
+                   progress: Any) -> int:
+    """``--no-compare``: the transfer run alone, printed as ``odyssey network`` prints."""
+    from odyssey.cli.network_cmd import print_network
+    from odyssey.studies.transfer import tune_layers
+    from odyssey.studies.transfer_report import network_result
+
+    live = sys.stderr.isatty()
+    try:
+        run = tune_layers(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
+                          platform=platform, design=args.design, samples=args.samples,
+                          time_s=time_s, seed=args.seed, method=args.method, progress=progress)
+    finally:
+        if live:
+            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+    result = network_result(run, kernel=args.kernel, platform=platform,
+                            dw_kernel=args.dw_kernel)
+    print(f"tuned with transfer ({args.method}, "
+          + (f"{args.samples} samples" if args.samples else f"{time_s:g} s")
+          + f" per design and shape, seed {args.seed}) in {run.seconds:.1f} s")
+    return print_network(result, platform=platform.name, clock_mhz=platform.clock_mhz,
+                         design=args.design, json_out=args.json)

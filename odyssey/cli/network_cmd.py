@@ -9,17 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from odyssey.cli._common import positive_float, positive_int, table
+from odyssey.errors import OdysseyError
 
 
 def _cmd_network(args: argparse.Namespace) -> int:
     from odyssey.platforms import load_platform
-    from odyssey.studies.network_tuning import NetworkProgress, network_record, tune_network
-    from odyssey.studies.networks import load_network, unique_shapes
+    from odyssey.studies.network_tuning import NetworkProgress, tune_network
+    from odyssey.studies.networks import load_network
 
     if args.shared_array:
         from odyssey.cli._shared_array import run_shared_array
 
         return run_shared_array(args)
+    if args.no_compare and not args.transfer:
+        raise OdysseyError("--no-compare applies to --transfer only")
     if args.transfer:
         from odyssey.cli._transfer import run_transfer
 
@@ -28,7 +31,6 @@ def _cmd_network(args: argparse.Namespace) -> int:
     platform = load_platform(args.platform)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0
     live = sys.stderr.isatty()
-    n_shapes = len(unique_shapes(network))
 
     def report(p: NetworkProgress) -> None:
         t = p.tuner
@@ -45,6 +47,19 @@ def _cmd_network(args: argparse.Namespace) -> int:
     finally:
         if live:
             print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+    return print_network(result, platform=platform.name, clock_mhz=platform.clock_mhz,
+                         design=args.design, json_out=args.json)
+
+
+def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
+                  json_out: str | None) -> int:
+    """Print the per-layer table and totals of a :class:`NetworkResult`, write its JSON to
+    ``json_out``; the exit status."""
+    from odyssey.studies.network_tuning import network_record
+    from odyssey.studies.networks import unique_shapes
+
+    network = result.network
+    n_shapes = len(unique_shapes(network))
     rows = [["layer", "kind", "shape", "design", "GOP/s", "cycles", "ms", "DSP eff", "lanes",
              "DSP", "tiling"]]
     for r in result.layers:
@@ -60,8 +75,8 @@ def _cmd_network(args: argparse.Namespace) -> int:
                      f"{s.dsp_efficiency:.0%}", str(s.mac_lanes), f"{s.dsp:,.0f}",
                      f"= {r.duplicate_of}" if r.duplicate_of else
                      ",".join(f"{k}={v}" for k, v in s.tiling)])
-    print(f"{network.title} on {platform.name} at {platform.clock_mhz:g} MHz: "
-          f"{len(network.layers)} layers, {n_shapes} unique shapes, design {args.design}")
+    print(f"{network.title} on {platform} at {clock_mhz:g} MHz: "
+          f"{len(network.layers)} layers, {n_shapes} unique shapes, design {design}")
     print(table(rows))
     for s in result.shapes:
         if s.note:
@@ -82,8 +97,8 @@ def _cmd_network(args: argparse.Namespace) -> int:
     if result.interrupted:
         print(f"odyssey: interrupted; results of {len(result.shapes)} of {n_shapes} shapes",
               file=sys.stderr)
-    if args.json:
-        Path(args.json).write_text(json.dumps(network_record(result), indent=1) + "\n")
+    if json_out:
+        Path(json_out).write_text(json.dumps(network_record(result), indent=1) + "\n")
     if result.interrupted:
         return 130
     return 1 if result.missing else 0
@@ -120,4 +135,7 @@ def register(sub: Any) -> None:
                          "(their best tilings rescaled as seeds, their design ranking), and report "
                          "the time each needs to reach 99%% of the from-scratch result per layer "
                          "(docs/mfbo.md)")
+    nw.add_argument("--no-compare", action="store_true",
+                    help="with --transfer: tune with transfer only (no from-scratch run) and "
+                         "print the per-layer results as without --transfer")
     nw.set_defaults(func=_cmd_network)

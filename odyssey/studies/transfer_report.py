@@ -15,9 +15,24 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from odyssey.errors import NetworkError
+from odyssey.frontend import load_scop
+from odyssey.mapping.space import analyse
+from odyssey.model import build_model
+from odyssey.platforms import Platform
+from odyssey.studies.network_tuning import (
+    ALL_MAX_DIM,
+    DesignOutcome,
+    LayerResult,
+    NetworkResult,
+    ShapeResult,
+    dsp_efficiency,
+    mac_lanes,
+)
+from odyssey.studies.networks import unique_shapes
 from odyssey.studies.plots import Bars, Curve, Lines, Panel, Plot, Series
 from odyssey.studies.transfer import ShapeRun, TransferRun
 
@@ -188,3 +203,58 @@ def transfer_plot(records: Sequence[Mapping[str, Any]], filename: str = "transfe
                             "seconds to 99%, running total", title=f"{title}: total"))
     return Plot(filename, "Time to 99% of the from-scratch result per layer shape",
                 tuple(panels), width=12.0)
+
+
+def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
+                   dw_kernel: str | Path | None = None) -> NetworkResult:
+    """``run`` as :func:`~odyssey.studies.network_tuning.tune_network`'s result (the per-layer
+    table and JSON of ``odyssey network``): each shape's best design, its best tiling
+    re-evaluated on the design's model for the latency and resources, and every design's
+    best throughput (its latency follows from it: ``ops * clock / throughput``)."""
+    dw = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
+    clock_hz = platform.clock_mhz * 1e6
+    groups = unique_shapes(run.network)
+    shapes: list[ShapeResult] = []
+    for n, s in enumerate(run.shapes, 1):
+        group = groups[s.index]
+        path = dw if group.kind == "depthwise" else Path(kernel)
+        ks = analyse(load_scop(path, group.first.defines()), max_dim=ALL_MAX_DIM)
+        ops = group.first.ops
+        outcomes = tuple(
+            DesignOutcome(d.design, ks.design(d.design).dataflow, ks.design(d.design).ordering,
+                          d.best_gops, ops * clock_hz / (d.best_gops * 1e9) if d.best_gops else None,
+                          d.samples, d.seconds, "samples")
+            for d in s.designs)
+        metrics: dict[str, Any] = dict.fromkeys(
+            ("design", "dataflow", "ordering", "tiling", "latency_cycles", "throughput_gops",
+             "dsp", "bram18k", "mac_lanes", "dsp_efficiency"))
+        best = s.best_design
+        if best is not None and best.top_tilings:
+            design = ks.design(best.design)
+            tiling = dict(best.top_tilings[0])
+            point = build_model(ks, design, platform=platform).evaluate_one(tiling)
+            lanes = mac_lanes(design, tiling)
+            latency = float(point["latency_cycles"])
+            metrics.update(
+                design=design.id, dataflow=design.dataflow, ordering=design.ordering,
+                tiling=tuple(tiling.items()), latency_cycles=latency,
+                throughput_gops=float(point["throughput_gops"]), dsp=float(point["dsp"]),
+                bram18k=float(point["bram18k"]), mac_lanes=lanes,
+                dsp_efficiency=dsp_efficiency(group.first.macs, lanes, latency))
+        shapes.append(ShapeResult(index=n, kind=group.kind, sizes=group.sizes,
+                                  layers=group.names, kernel=str(path), ops=ops,
+                                  designs=outcomes, complete=True, seconds=s.seconds, **metrics))
+    by_key = {(x.kind, x.sizes): x for x in shapes}
+    layers: list[LayerResult] = []
+    first: dict[tuple[str, tuple[tuple[str, int], ...]], str] = {}
+    for layer in run.network.layers:
+        dup = first.setdefault(layer.shape_key, layer.name)
+        layers.append(LayerResult(layer, by_key.get(layer.shape_key),
+                                  None if dup == layer.name else dup))
+    return NetworkResult(
+        network=run.network, platform=platform.name, clock_mhz=platform.clock_mhz,
+        design="all", method=f"{run.method} with transfer", seed=run.seed, time_s=run.time_s,
+        samples=run.samples, kernel=str(kernel),
+        dw_kernel=str(dw) if any(g.kind == "depthwise" for g in groups) else None,
+        shapes=tuple(shapes), layers=tuple(layers), interrupted=run.interrupted,
+        seconds=run.seconds)

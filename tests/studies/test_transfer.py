@@ -193,6 +193,34 @@ def test_cli_network_transfer_reports_the_time_to_quality(
     assert rec["shapes"][1]["sources"] == ["a"]
 
 
+def test_cli_network_transfer_without_comparison_prints_the_tuned_layers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--no-compare``: one run (with transfer), printed and written as ``odyssey network``
+    prints a network; the best tiling's numbers are its model's."""
+    path = tmp_path / "pair.json"
+    doc = {"format": "odyssey-network/1", "name": "pair", "title": "pair", "source": "test",
+           "layers": [{"name": n, "kind": "conv", "sizes": {"O": o, "I": 32, "H": 14, "W": 14,
+                                                            "P": 3, "Q": 3}}
+                      for n, o in (("a", 32), ("b", 64), ("c", 32))]}
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "n.json"
+    code = main(["network", str(path), "--kernel", str(CNN), "--transfer", "--no-compare",
+                 "--samples", "300", "--method", "evolutionary", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "tuned with transfer" in text and "total:" in text
+    assert "time to reach" not in text  # no from-scratch run, no comparison
+    rec = json.loads(out.read_text())
+    assert rec["method"] == "evolutionary with transfer" and rec["totals"]["complete"]
+    a, b, c = rec["layers"]
+    assert c["duplicate_of"] == "a" and c["design"] == a["design"]
+    ks = analyse(load_scop(CNN, _sizes(64, 32, 14, 14)), max_dim=2)
+    point = build_model(ks, ks.design(b["design"]), platform=U250).evaluate_one(b["tiling"])
+    assert b["latency_cycles"] == point["latency_cycles"] and b["dsp"] == point["dsp"]
+    assert main(["network", str(path), "--no-compare"]) != 0
+    assert "--no-compare applies to --transfer only" in capsys.readouterr().err
+
+
 def test_time_to_quality_counts_every_stretch_in_the_order_it_ran() -> None:
     """Raced: a probes 10 samples, b probes 10, b goes on to 60 and hits at its 50th sample:
     10 + 10 + (50 - 10) samples; the hit design is b, whatever the designs' order."""
