@@ -94,8 +94,8 @@ def _mean(xs: list[float]) -> float:
 def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
     from odyssey.studies.plots import draw
     from odyssey.studies.transfer import FIELD_SCORE
-    from odyssey.studies.transfer_report import transfer_plot
     from odyssey.studies.transfer_race import KEEP, RUNGS
+    from odyssey.studies.transfer_report import transfer_plot
 
     samples = results[0]["modes"]["transfer"]["samples"] if results else args.samples
     method = results[0]["modes"]["transfer"]["method"] if results else args.method
