@@ -13,6 +13,7 @@ several layers is tuned once).
 from __future__ import annotations
 
 import itertools
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,25 +178,31 @@ def comparison_record(c: TransferComparison, scratch: TransferRun, transfer: Tra
 def transfer_plot(records: Sequence[Mapping[str, Any]], filename: str = "transfer.png") -> Plot:
     """The figure of the benchmark's records (``comparison_record`` without runs, one per
     network and seed, with the transfer mode's record under ``modes["transfer"]``): per
-    network, the seconds to the target of every shape in the tuning order (from scratch and
-    with transfer, each seed), and the running total over the shapes."""
+    network, the seconds to the target of every shape in the tuning order (median over the
+    seeds, from scratch and with transfer), and the running total over the shapes (median,
+    the band from the fastest to the slowest seed)."""
     panels: list[Panel] = []
     nets = list(dict.fromkeys(str(r["network"]) for r in records))
     for net in nets:
         runs = [r for r in records if r["network"] == net]
         shapes = runs[0]["modes"]["transfer"]["shapes"]
         cats = tuple(str(s["layers"][0]) for s in shapes)
+        seeds = ", ".join(str(r["seed"]) for r in runs)
         series: list[Series] = []
         curves: list[Curve] = []
-        for r in runs:
-            rows = r["modes"]["transfer"]["shapes"]
-            for arm, style in (("scratch", "--"), ("transfer", "-")):
-                secs = [float(s[f"{arm}_seconds"]) for s in rows]
-                label = f"{'from scratch' if arm == 'scratch' else 'transfer'}, seed {r['seed']}"
-                series.append(Series(label, tuple(secs)))
-                total = list(itertools.accumulate(secs))
-                curves.append(Curve(f"{label}: {total[-1]:.1f} s", tuple(range(1, len(total) + 1)),
-                                    tuple(total), style=style))
+        for arm, name, style in (("scratch", "from scratch", "--"), ("transfer", "with transfer", "-")):
+            per_seed = [[float(s[f"{arm}_seconds"]) for s in r["modes"]["transfer"]["shapes"]]
+                        for r in runs]
+            median = [statistics.median(col) for col in zip(*per_seed, strict=True)]
+            series.append(Series(f"{name} (median of seeds {seeds})", tuple(median)))
+            totals = [list(itertools.accumulate(secs)) for secs in per_seed]
+            cols = list(zip(*totals, strict=True))
+            mid = tuple(statistics.median(c) for c in cols)
+            ends = sorted(t[-1] for t in totals)
+            curves.append(Curve(f"{name}: {mid[-1]:.1f} s (seeds {ends[0]:.1f}-{ends[-1]:.1f} s)",
+                                tuple(range(1, len(mid) + 1)), mid,
+                                lo=tuple(min(c) for c in cols), hi=tuple(max(c) for c in cols),
+                                style=style))
         title = str(runs[0].get("title", net))
         panels.append(Bars(cats, tuple(series), "seconds to 99% (log)", ylog=True,
                            title=f"{title}: each unique shape, in the tuning order"))
