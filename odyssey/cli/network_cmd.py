@@ -23,6 +23,8 @@ def _cmd_network(args: argparse.Namespace) -> int:
         return run_shared_array(args)
     if args.no_compare and not args.transfer:
         raise OdysseyError("--no-compare applies to --transfer only")
+    if args.method is None:  # the transfer race was measured with the evolutionary search
+        args.method = "evolutionary" if args.transfer else "odyssey"
     if args.transfer:
         from odyssey.cli._transfer import run_transfer
 
@@ -121,9 +123,10 @@ def register(sub: Any) -> None:
                     help="evaluations per design and shape (with --time, whichever ends first)")
     nw.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     nw.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
-    nw.add_argument("--method", default="odyssey", metavar="NAME",
+    nw.add_argument("--method", metavar="NAME",
                     help="search method, a name of odyssey.tune.TUNERS (default odyssey: MP seed + "
-                         "evolutionary search); an unknown name lists them")
+                         "evolutionary search; with --transfer, evolutionary); an unknown name "
+                         "lists them")
     nw.add_argument("--json", metavar="OUT", help="write per-layer results and totals as JSON to OUT")
     nw.add_argument("--shared-array", action="store_true",
                     help="one array for every layer: search the PE grid, SIMD, latency hiding and "
