@@ -15,7 +15,7 @@ from odyssey.cli._common import table
 def run_transfer(args: argparse.Namespace) -> int:
     from odyssey.platforms import load_platform
     from odyssey.studies.networks import load_network
-    from odyssey.studies.transfer import Mode, ProgressFn, tune_together
+    from odyssey.studies.transfer import Mode, ProgressFn, TransferProgress, tune_together
     from odyssey.studies.transfer_report import QUALITY, compare, comparison_record
 
     network = load_network(args.network)
@@ -24,10 +24,10 @@ def run_transfer(args: argparse.Namespace) -> int:
     live = sys.stderr.isatty()
 
     def report(label: str) -> ProgressFn | None:
-        def show(shape: int, shapes: int, layers: str, design: int, designs: int,
-                 design_id: str) -> None:
-            print(f"\r{label}: shape {shape}/{shapes} [{layers}] design {design}/{designs} "
-                  f"{design_id}\x1b[K", end="", file=sys.stderr, flush=True)
+        def show(p: TransferProgress) -> None:
+            print(f"\r{label}: shape {p.shape}/{p.shapes} [{p.layers}] design "
+                  f"{p.design}/{p.designs} {p.design_id}: best {p.best_gops:.1f} GOP/s, "
+                  f"{p.seconds:.0f} s\x1b[K", end="", file=sys.stderr, flush=True)
         return show if live else None
 
     if args.no_compare:

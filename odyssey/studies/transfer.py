@@ -57,7 +57,7 @@ from odyssey.tune.space import SearchSpace
 
 __all__ = [
     "FIELD_SCORE", "N_SOURCES", "N_TILINGS", "RESCALINGS", "SCRATCH", "DesignRun", "Mode",
-    "ShapeRun", "Slice", "Tiling", "TransferRun", "design_order", "design_scores", "field_size",
+    "ShapeRun", "Slice", "Tiling", "TransferProgress", "TransferRun", "design_order", "design_scores", "field_size",
     "rescale_tiling", "shape_distance", "transfer_seeds",
     "tune_layers", "tune_together", "tuning_order",
 ]
@@ -282,7 +282,23 @@ def field_size(designs: Sequence[Design], sources: Sequence[ShapeRun], *,
     return sum(1 for d in designs if d.id in score and score[d.id] >= floor * top)
 
 
-ProgressFn = Callable[[int, int, str, int, int, str], None]
+@dataclass(frozen=True, slots=True)
+class TransferProgress:
+    """Where a run is: shape ``shape`` of ``shapes`` (1-based; ``layers`` its layer names),
+    design ``design`` of ``designs`` on it, the shape's best GOP/s so far and the seconds
+    since the run started (its own turns only)."""
+
+    shape: int
+    shapes: int
+    layers: str
+    design: int
+    designs: int
+    design_id: str
+    best_gops: float
+    seconds: float
+
+
+ProgressFn = Callable[[TransferProgress], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,8 +350,8 @@ def tune_together(
     order from the ``n_sources`` nearest shapes its own run has tuned; a shape without one
     (the first of its kind) is tuned as from scratch.
 
-    ``samples``/``time_s`` are per design and shape. ``progress[k](shape, shapes, layers,
-    design, designs, design_id)`` is called before each stretch of search of run ``k``. A
+    ``samples``/``time_s`` are per design and shape. ``progress[k]`` is called with a
+    :class:`TransferProgress` before each stretch of search of run ``k``. A
     KeyboardInterrupt ends the runs with the shapes every run finished.
     """
     if samples is None and time_s is None:
@@ -373,7 +389,9 @@ def _tune_shapes(
     groups = unique_shapes(network)
     order = tuning_order(groups)
     done: dict[int, ShapeRun] = {}
+    spent = 0.0  # seconds of the finished shapes
     for n, k in enumerate(order, 1):
+        begun = time.perf_counter()
         group = groups[k]
         path = dw if group.kind == "depthwise" else Path(kernel)
         ks = analyse(load_scop(path, group.first.defines()), max_dim=2)
@@ -390,10 +408,11 @@ def _tune_shapes(
         raced = bool(sources) and mode.racing
         names = ",".join(group.names)
 
-        def show(j: int, design_id: str, n: int = n, names: str = names,
-                 total: int = len(designs)) -> None:
+        def show(j: int, design_id: str, best: float, n: int = n, names: str = names,
+                 total: int = len(designs), begun: float = begun, spent: float = spent) -> None:
             if progress is not None:
-                progress(n, len(order), names, j + 1, total, design_id)
+                progress(TransferProgress(n, len(order), names, j + 1, total, design_id, best,
+                                          spent + time.perf_counter() - begun))
 
         searches, slices = race(
             designs, start_search(ks, platform, method=method, seed=mode.seed, seeds=seeds,
@@ -402,6 +421,7 @@ def _tune_shapes(
             predicted=mode.order_designs, field=field, progress=show)
         done[k] = ShapeRun(k, group, tuple(s.record() for s in searches), tuple(near) if
                            sources else (), tuple(slices) if raced else ())
+        spent += time.perf_counter() - begun
         yield done[k]
 
 

@@ -154,7 +154,7 @@ def race(
     designs: Sequence[Design], start: Callable[[Design], DesignSearch | None], *,
     samples: int | None, time_s: float | None, rungs: Sequence[float] = RUNGS,
     keep: float = KEEP, predicted: bool = True, field: int | None = None,
-    progress: Callable[[int, str], None] | None = None,
+    progress: Callable[[int, str, float], None] | None = None,
 ) -> tuple[list[DesignSearch], list[Slice]]:
     """Search ``designs`` (in their predicted order, best first) by successive halving (see
     the module docstring), each to ``samples`` evaluations and/or ``time_s`` seconds in the
@@ -165,8 +165,8 @@ def race(
     behind) are searched after them, one after another, each to its whole budget (their
     models are not even built unless the race's designs miss the target).
     ``start(design)`` builds a design's search when it is first needed (None: skip the
-    design); ``progress(k, design_id)`` is called before each stretch (``k`` indexes
-    ``designs``). Returns the searches (in ``designs`` order, skipped ones left out) and the
+    design); ``progress(k, design_id, best)`` is called before each stretch (``k`` indexes
+    ``designs``, ``best`` is the best GOP/s of every design so far, 0 before any). Returns the searches (in ``designs`` order, skipped ones left out) and the
     stretches in the order they ran."""
     assert all(0 < r < 1 for r in rungs) and list(rungs) == sorted(rungs) and 0 < keep <= 1
     n_field = len(designs) if field is None or not rungs else max(1, min(field, len(designs)))
@@ -177,7 +177,8 @@ def race(
     def stretch(k: int, share: float, *, first: bool = False) -> None:
         s = searches[k]
         if progress is not None:
-            progress(where[k], s.design.id)
+            progress(where[k], s.design.id, max((x.best_gops or 0.0 for x in searches),
+                                                default=0.0))
         ran = s.run(samples=None if samples is None else max(1, math.ceil(share * samples)),
                     time_s=None if time_s is None else share * time_s)
         if ran or first:  # a design's first stretch carries its model build

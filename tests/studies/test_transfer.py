@@ -22,6 +22,7 @@ from odyssey.studies.transfer import (
     DesignRun,
     ShapeRun,
     Slice,
+    TransferProgress,
     TransferRun,
     design_order,
     field_size,
@@ -170,6 +171,23 @@ def test_seeds_from_a_similar_layer_reach_the_target_sooner() -> None:
         assert first.scratch_samples == first.transfer_samples  # nothing to transfer from
         assert second.sources == ("small",) and second.seeded_designs == 1
         assert second.reached and second.transfer_samples < second.scratch_samples, (seed, second)
+
+
+def test_progress_reports_each_stretch_with_the_best_so_far() -> None:
+    """One design on two shapes: before each stretch, the shape and design and the shape's
+    best so far (0 before its first stretch; never falling within a shape). The first shape
+    is searched in one stretch, the second (with a source) raced: probe, two rungs, the
+    rest."""
+    net = _network(("small", {"O": 32, "I": 32, "H": 14, "W": 14, "P": 3, "Q": 3}),
+                   ("large", {"O": 64, "I": 32, "H": 14, "W": 14, "P": 3, "Q": 3}))
+    seen: list[TransferProgress] = []
+    run = tune_layers(net, kernel=CNN, platform=U250, samples=200, method="evolutionary",
+                      design="o-oipq.hw", progress=seen.append)
+    assert [(p.shape, p.shapes, p.design_id) for p in seen] == [(1, 2, "o-oipq.hw")] + [
+        (2, 2, "o-oipq.hw")] * 4
+    best = [p.best_gops for p in seen[1:]]
+    assert seen[0].best_gops == 0.0 == best[0] and 0 < best[1] <= best[2] <= best[3]
+    assert 0 < seen[0].seconds <= seen[1].seconds <= seen[-1].seconds <= run.seconds
 
 
 def test_cli_network_transfer_reports_the_time_to_quality(
