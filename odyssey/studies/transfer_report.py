@@ -217,7 +217,8 @@ def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
     """``run`` as :func:`~odyssey.studies.network_tuning.tune_network`'s result (the per-layer
     table and JSON of ``odyssey network``): each shape's best design, its best tiling
     re-evaluated on the design's model for the latency and resources, and every design's
-    best throughput (its latency follows from it: ``ops * clock / throughput``)."""
+    best throughput (its latency follows from it: ``ops * clock / throughput``; its stop
+    reason is ``raced``: the race records each design's totals, not why it stopped)."""
     dw = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
     clock_hz = platform.clock_mhz * 1e6
     groups = unique_shapes(run.network)
@@ -230,7 +231,7 @@ def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
         outcomes = tuple(
             DesignOutcome(d.design, ks.design(d.design).dataflow, ks.design(d.design).ordering,
                           d.best_gops, ops * clock_hz / (d.best_gops * 1e9) if d.best_gops else None,
-                          d.samples, d.seconds, "samples")
+                          d.samples, d.seconds, "raced")
             for d in s.designs)
         metrics: dict[str, Any] = dict.fromkeys(
             ("design", "dataflow", "ordering", "tiling", "latency_cycles", "throughput_gops",
