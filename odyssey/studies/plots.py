@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 _COLORS = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb",
            "#000000")
@@ -172,6 +173,8 @@ def _lines(ax: Any, p: Lines) -> None:
     _refs(ax, p.refs)
     if p.xlog:
         ax.set_xscale("log")
+    elif all(float(x).is_integer() for c in p.curves for x in c.x):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no 2.5 ticks
     ax.set_xlabel(p.xlabel)
     ax.set_ylabel(p.ylabel)
     if p.ylim is not None:
