@@ -20,6 +20,7 @@ def run_transfer(args: argparse.Namespace) -> int:
 
     network = load_network(args.network)
     platform = load_platform(args.platform)
+    history = _load_history(args.history)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0
     live = sys.stderr.isatty()
 
@@ -31,12 +32,12 @@ def run_transfer(args: argparse.Namespace) -> int:
         return show if live else None
 
     if args.no_compare:
-        return _transfer_only(args, network, platform, time_s, report("with transfer"))
+        return _transfer_only(args, network, platform, time_s, history, report("with transfer"))
     try:
         runs = tune_together(
             network, [Mode(transfer=False, seed=args.seed), Mode(seed=args.seed)],
             kernel=args.kernel, dw_kernel=args.dw_kernel, platform=platform, design=args.design,
-            samples=args.samples, time_s=time_s, method=args.method,
+            samples=args.samples, time_s=time_s, method=args.method, history=history,
             progress=[report("from scratch"), report("with transfer")])
     finally:
         if live:
@@ -69,6 +70,7 @@ def run_transfer(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(
             json.dumps(comparison_record(c, scratch, transfer), indent=1) + "\n")
+    _save_history(args.history, transfer)
     interrupted = scratch.interrupted or transfer.interrupted
     if interrupted:
         print("odyssey: interrupted; the shapes finished in both runs are compared",
@@ -77,7 +79,7 @@ def run_transfer(args: argparse.Namespace) -> int:
 
 
 def _transfer_only(args: argparse.Namespace, network: Any, platform: Any, time_s: float | None,
-                   progress: Any) -> int:
+                   history: Any, progress: Any) -> int:
     """``--no-compare``: the transfer run alone, printed as ``odyssey network`` prints."""
     from odyssey.cli.network_cmd import print_network
     from odyssey.studies.transfer import tune_layers
@@ -87,7 +89,8 @@ def _transfer_only(args: argparse.Namespace, network: Any, platform: Any, time_s
     try:
         run = tune_layers(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
                           platform=platform, design=args.design, samples=args.samples,
-                          time_s=time_s, seed=args.seed, method=args.method, progress=progress)
+                          time_s=time_s, seed=args.seed, method=args.method, history=history,
+                          progress=progress)
     finally:
         if live:
             print("\r\x1b[K", end="", file=sys.stderr, flush=True)
@@ -96,5 +99,35 @@ def _transfer_only(args: argparse.Namespace, network: Any, platform: Any, time_s
     print(f"tuned with transfer ({args.method}, "
           + (f"{args.samples} samples" if args.samples else f"{time_s:g} s")
           + f" per design and shape, seed {args.seed}) in {run.seconds:.1f} s")
-    return print_network(result, platform=platform.name, clock_mhz=platform.clock_mhz,
+    code = print_network(result, platform=platform.name, clock_mhz=platform.clock_mhz,
                          design=args.design, json_out=args.json)
+    _save_history(args.history, run)
+    return code
+
+
+def _load_history(path: str | None) -> Any:
+    """The source shapes in ``--history`` (none if it is not given or does not exist yet)."""
+    from odyssey.errors import NetworkError
+    from odyssey.studies.transfer_history import history_sources
+
+    if path is None or not Path(path).exists():
+        return ()
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise NetworkError(f"{path}: cannot read the transfer history ({exc})") from exc
+    return history_sources(doc, origin=path)
+
+
+def _save_history(path: str | None, run: Any) -> None:
+    """Add ``run``'s shapes to ``--history`` (written whole, then renamed into place)."""
+    from odyssey.studies.transfer_history import merge_history
+
+    if path is None:
+        return
+    target = Path(path)
+    old = json.loads(target.read_text()) if target.exists() else None
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(json.dumps(merge_history(old, run)) + "\n")
+    tmp.replace(target)
+    print(f"history: {len(run.shapes)} shapes added to {target}")

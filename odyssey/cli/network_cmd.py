@@ -21,8 +21,8 @@ def _cmd_network(args: argparse.Namespace) -> int:
         from odyssey.cli._shared_array import run_shared_array
 
         return run_shared_array(args)
-    if args.no_compare and not args.transfer:
-        raise OdysseyError("--no-compare applies to --transfer only")
+    if (args.no_compare or args.history) and not args.transfer:
+        raise OdysseyError("--no-compare and --history apply to --transfer only")
     if args.method is None:  # the transfer race was measured with the evolutionary search
         args.method = "evolutionary" if args.transfer else "odyssey"
     if args.transfer:
@@ -138,6 +138,9 @@ def register(sub: Any) -> None:
                          "(their best tilings rescaled as seeds, their design ranking), and report "
                          "the time each needs to reach 99%% of the from-scratch result per layer "
                          "(docs/mfbo.md)")
+    nw.add_argument("--history", metavar="FILE",
+                    help="with --transfer: also take sources from the shapes in FILE (earlier "
+                         "runs, any network) and add this run's shapes to it")
     nw.add_argument("--no-compare", action="store_true",
                     help="with --transfer: tune with transfer only (no from-scratch run) and "
                          "print the per-layer results as without --transfer")

@@ -146,6 +146,7 @@ class TransferRun:
     shapes: tuple[ShapeRun, ...]
     interrupted: bool
     seconds: float
+    history: tuple[ShapeRun, ...] = ()  # shapes of earlier runs it could take sources from
 
 
 def shape_distance(a: ShapeGroup, b: ShapeGroup) -> float:
@@ -327,14 +328,15 @@ def tune_layers(
     design: str = "all", samples: int | None = None, time_s: float | None = None, seed: int = 0,
     method: str = "evolutionary", transfer: bool = True, seed_tilings: bool = True,
     order_designs: bool = True, racing: bool = True, n_sources: int = N_SOURCES,
-    progress: ProgressFn | None = None,
+    history: Sequence[ShapeRun] = (), progress: ProgressFn | None = None,
 ) -> TransferRun:
     """Tune every unique shape of ``network`` in :func:`tuning_order` in one :class:`Mode`
     (the keyword arguments of the same names); see :func:`tune_together`."""
     mode = Mode(transfer, seed_tilings, order_designs, racing, seed)
     (run,) = tune_together(network, [mode], kernel=kernel, platform=platform,
                            dw_kernel=dw_kernel, design=design, samples=samples, time_s=time_s,
-                           method=method, n_sources=n_sources, progress=[progress])
+                           method=method, n_sources=n_sources, history=history,
+                           progress=[progress])
     return run
 
 
@@ -342,13 +344,14 @@ def tune_together(
     network: Network, modes: Sequence[Mode], *, kernel: str | Path, platform: Platform,
     dw_kernel: str | Path | None = None, design: str = "all", samples: int | None = None,
     time_s: float | None = None, method: str = "evolutionary", n_sources: int = N_SOURCES,
-    progress: Sequence[ProgressFn | None] | None = None,
+    history: Sequence[ShapeRun] = (), progress: Sequence[ProgressFn | None] | None = None,
 ) -> list[TransferRun]:
     """One run per mode of every unique shape of ``network`` in :func:`tuning_order`, the
     runs taking turns shape by shape (so their wall times, on a shared machine, are measured
     under about the same load). With transfer, a shape takes its seeds and predicted design
-    order from the ``n_sources`` nearest shapes its own run has tuned; a shape without one
-    (the first of its kind) is tuned as from scratch.
+    order from the ``n_sources`` nearest shapes its own run has tuned or ``history`` holds
+    (shapes of earlier runs, :mod:`.transfer_history`); a shape without one (the first of its
+    kind, without a history) is tuned as from scratch.
 
     ``samples``/``time_s`` are per design and shape. ``progress[k]`` is called with a
     :class:`TransferProgress` before each stretch of search of run ``k``. A
@@ -359,7 +362,8 @@ def tune_together(
     shows = list(progress) if progress is not None else [None] * len(modes)
     gens = [_tune_shapes(network, m, kernel=kernel, platform=platform, dw_kernel=dw_kernel,
                          design=design, samples=samples, time_s=time_s, method=method,
-                         n_sources=n_sources, progress=show)
+                         n_sources=n_sources, history=tuple(history) if m.transfer else (),
+                         progress=show)
             for m, show in zip(modes, shows, strict=True)]
     runs: list[list[ShapeRun]] = [[] for _ in modes]
     spent = [0.0] * len(modes)
@@ -375,20 +379,20 @@ def tune_together(
     n = min(len(r) for r in runs)
     return [TransferRun(network, m.transfer, m.transfer and m.order_designs,
                         m.transfer and m.racing, method, m.seed, samples, time_s,
-                        tuple(r[:n]), interrupted, t)
+                        tuple(r[:n]), interrupted, t, tuple(history) if m.transfer else ())
             for m, r, t in zip(modes, runs, spent, strict=True)]
 
 
 def _tune_shapes(
     network: Network, mode: Mode, *, kernel: str | Path, platform: Platform,
     dw_kernel: str | Path | None, design: str, samples: int | None, time_s: float | None,
-    method: str, n_sources: int, progress: ProgressFn | None,
+    method: str, n_sources: int, history: tuple[ShapeRun, ...], progress: ProgressFn | None,
 ) -> Iterator[ShapeRun]:
     """The shapes of one run, tuned one at a time as they are asked for."""
     dw = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
     groups = unique_shapes(network)
     order = tuning_order(groups)
-    done: dict[int, ShapeRun] = {}
+    done: dict[int, ShapeRun] = {h.index: h for h in history}  # history: negative indices
     spent = 0.0  # seconds of the finished shapes
     for n, k in enumerate(order, 1):
         begun = time.perf_counter()
@@ -397,8 +401,9 @@ def _tune_shapes(
         ks = analyse(load_scop(path, group.first.defines()), max_dim=2)
         designs = ([d for d in ks.designs if len(d.space_loops) <= 2] if design == "all"
                    else [ks.design(design)])
-        near = sorted((j for j in done if math.isfinite(shape_distance(groups[j], group))),
-                      key=lambda j: (shape_distance(groups[j], group), j))[:n_sources]
+        near = sorted((j for j in done if math.isfinite(shape_distance(done[j].group, group))),
+                      key=lambda j: (shape_distance(done[j].group, group), j < 0, abs(j))
+                      )[:n_sources]  # ties: the run's own shapes, then the history's
         sources = [done[j] for j in near] if mode.transfer else []
         field = None
         if sources and mode.order_designs:

@@ -104,7 +104,7 @@ def compare(scratch: TransferRun, transfer: TransferRun, *, quality: float = QUA
     if not 0 < quality <= 1:
         raise NetworkError(f"`quality` must be in (0, 1], got {quality!r}.")
     mine = {s.index: s for s in transfer.shapes}
-    names = {s.index: s.group.names[0] for s in transfer.shapes}
+    names = {s.index: s.group.names[0] for s in (*transfer.history, *transfer.shapes)}
     out: list[ShapeComparison] = []
     for s in scratch.shapes:
         t = mine.get(s.index)

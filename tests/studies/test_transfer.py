@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from odyssey.cli import main
+from odyssey.errors import NetworkError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import analyse
 from odyssey.model import build_model
@@ -31,6 +32,7 @@ from odyssey.studies.transfer import (
     tune_layers,
     tuning_order,
 )
+from odyssey.studies.transfer_history import history_record, history_sources, merge_history
 from odyssey.studies.transfer_race import completion, race, start_search
 from odyssey.studies.transfer_report import compare, transfer_plot
 from odyssey.tune import SearchSpace, TracePoint
@@ -236,7 +238,7 @@ def test_cli_network_transfer_without_comparison_prints_the_tuned_layers(
     point = build_model(ks, ks.design(b["design"]), platform=U250).evaluate_one(b["tiling"])
     assert b["latency_cycles"] == point["latency_cycles"] and b["dsp"] == point["dsp"]
     assert main(["network", str(path), "--no-compare"]) != 0
-    assert "--no-compare applies to --transfer only" in capsys.readouterr().err
+    assert "apply to --transfer only" in capsys.readouterr().err
 
 
 def test_time_to_quality_counts_every_stretch_in_the_order_it_ran() -> None:
@@ -387,3 +389,53 @@ def test_the_benchmark_figure_shows_each_shape_and_the_running_total() -> None:
             assert curve.lo[-1] == pytest.approx(min(ends), abs=0.01)
             assert curve.hi[-1] == pytest.approx(max(ends), abs=0.01)
             assert min(ends) - 0.01 <= curve.y[-1] <= max(ends) + 0.01
+
+
+def test_a_history_gives_the_first_shape_of_a_network_sources() -> None:
+    """Shapes tuned in one network, kept as a history record (JSON round trip), are sources
+    for another network's shapes: its first shape is seeded from the nearest of them and
+    the report names them ``network:layer``."""
+    first = _network(("a", {"O": 64, "I": 64, "H": 28, "W": 28, "P": 3, "Q": 3}))
+    kw: dict[str, Any] = {"kernel": CNN, "platform": U250, "design": "o-oipq.hw",
+                          "samples": 300, "method": "evolutionary"}
+    done = tune_layers(first, **kw)
+    doc = json.loads(json.dumps(history_record(done)))
+    (src,) = history_sources(doc, origin="h.json")
+    (mine,) = done.shapes
+    assert src.index == -1 and src.group.names == ("pair:a",)
+    assert [(d.design, d.top_tilings, d.extents) for d in src.designs] == [
+        (d.design, d.top_tilings, d.extents) for d in mine.designs]
+    second = _network(("b", {"O": 128, "I": 64, "H": 28, "W": 28, "P": 3, "Q": 3}))
+    run = tune_layers(second, history=(src,), **kw)
+    (shape,) = run.shapes
+    assert shape.sources == (-1,) and shape.designs[0].seeds > 0
+    scratch = tune_layers(second, transfer=False, **kw)
+    (row,) = compare(scratch, run).shapes
+    assert row.sources == ("pair:a",)
+    merged = merge_history(doc, run)
+    assert [e["layers"] for e in merged["shapes"]] == [["a"], ["b"]]
+    assert len(merge_history(merged, run)["shapes"]) == 2  # the same shape replaces its entry
+    with pytest.raises(NetworkError, match="h.json: not a transfer history"):
+        history_sources({"format": "odyssey-network/1"}, origin="h.json")
+    with pytest.raises(NetworkError, match="h.json: shape 1 of the history is malformed"):
+        history_sources({"format": doc["format"], "shapes": [{"kind": "conv"}]}, origin="h.json")
+
+
+def test_cli_history_is_written_then_used(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    hist = tmp_path / "history.json"
+    for name, o in (("one", 32), ("two", 64)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({
+            "format": "odyssey-network/1", "name": name, "title": name, "source": "test",
+            "layers": [{"name": "c", "kind": "conv",
+                        "sizes": {"O": o, "I": 32, "H": 14, "W": 14, "P": 3, "Q": 3}}]}))
+        code = main(["network", str(path), "--kernel", str(CNN), "--transfer", "--samples",
+                     "200", "--design", "o-oipq.hw", "--history", str(hist)])
+        text = capsys.readouterr().out
+        assert code == 0 and f"history: 1 shapes added to {hist}" in text
+    assert "one:c" in text  # the second network's shape took the first's as its source
+    assert len(json.loads(hist.read_text())["shapes"]) == 2
+    hist.write_text("{")
+    assert main(["network", str(path), "--transfer", "--history", str(hist)]) != 0
+    assert "cannot read the transfer history" in capsys.readouterr().err
