@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 
@@ -81,91 +82,99 @@ def model_candidates(
         for (did, tiling), (lat, dsp, bram, d) in ranked[:top_k])
 
 
-class TimedSimFidelity:
-    """Simulated latency (cycles) of a candidate's generated design.
+#: cache key of a candidate: ``(design, tiling)``
+CacheKey = tuple[str, tuple[tuple[str, int], ...]]
+#: what a generated-design fidelity measures: cycles (None: failed), status, message
+Outcome = tuple[float | None, str, str]
 
-    ``cache`` (any mutable mapping, a dict by default) keeps results by
-    ``(design, tiling)``; a cached result is returned with its original seconds.
-    ``seed`` seeds the testbench data; ``timeout_s`` and ``cxx`` go to the simulation.
+
+class _GeneratedDesignFidelity(ABC):
+    """An expensive fidelity that generates the candidate's design and measures it
+    (:meth:`_measure`); results are cached by ``(design, tiling)`` in ``cache`` (any mutable
+    mapping, a dict by default) and returned with their original seconds. An
+    :class:`OdysseyError` (generation, tools) is a failed ``error`` measurement."""
+
+    def __init__(self, space: KernelSpace, *,
+                 cache: MutableMapping[CacheKey, Measurement] | None = None) -> None:
+        self.space = space
+        self.cache = cache if cache is not None else {}
+        self.runs = 0  # measurements actually made (cache misses)
+
+    def __call__(self, c: Candidate) -> Measurement:
+        got = self.cache.get(c.key)
+        if got is not None:
+            return got
+        start = time.perf_counter()
+        try:
+            cycles, status, message = self._measure(c)
+        except OdysseyError as exc:
+            cycles, status, message = None, "error", str(exc)
+        m = Measurement(cycles, time.perf_counter() - start, status, message)
+        self.runs += 1
+        self.cache[c.key] = m
+        return m
+
+    @abstractmethod
+    def _measure(self, c: Candidate) -> Outcome:
+        """Generate ``c``'s design and measure it."""
+
+
+class TimedSimFidelity(_GeneratedDesignFidelity):
+    """Simulated latency (cycles) of a candidate's generated design (the cache as in
+    :class:`_GeneratedDesignFidelity`). ``seed`` seeds the testbench data; ``timeout_s`` and
+    ``cxx`` go to the simulation.
     """
 
     def __init__(
         self, space: KernelSpace, *, timeout_s: float = 300.0, cxx: str = "g++", seed: int = 1,
-        cache: MutableMapping[tuple[str, tuple[tuple[str, int], ...]], Measurement] | None = None,
+        cache: MutableMapping[CacheKey, Measurement] | None = None,
     ) -> None:
-        self.space = space
+        super().__init__(space, cache=cache)
         self.timeout_s = timeout_s
         self.cxx = cxx
         self.seed = seed
-        self.cache = cache if cache is not None else {}
-        self.runs = 0  # simulations actually run (cache misses)
 
-    def __call__(self, c: Candidate) -> Measurement:
-        got = self.cache.get(c.key)
-        if got is not None:
-            return got
-        start = time.perf_counter()
-        try:
-            gen = generate(self.space, self.space.design(c.design), dict(c.tiling), seed=self.seed)
-            if gen.model_only:
-                m = Measurement(None, time.perf_counter() - start, "not_simulatable",
-                                gen.model_only)
-            else:
-                with tempfile.TemporaryDirectory(prefix="odyssey-mfbo-") as tmp:
-                    res = run_timed_sim(write_design(gen, Path(tmp) / "design"),
-                                        timeout_s=self.timeout_s, cxx=self.cxx)
-                ok = res.passed and res.cycles is not None
-                m = Measurement(float(res.cycles) if ok else None,  # type: ignore[arg-type]
-                                time.perf_counter() - start, res.status,
-                                "" if ok else res.message)
-        except OdysseyError as exc:
-            m = Measurement(None, time.perf_counter() - start, "error", str(exc))
-        self.runs += 1
-        self.cache[c.key] = m
-        return m
+    def _measure(self, c: Candidate) -> Outcome:
+        gen = generate(self.space, self.space.design(c.design), dict(c.tiling), seed=self.seed)
+        if gen.model_only:
+            return None, "not_simulatable", gen.model_only
+        with tempfile.TemporaryDirectory(prefix="odyssey-mfbo-") as tmp:
+            res = run_timed_sim(write_design(gen, Path(tmp) / "design"),
+                                timeout_s=self.timeout_s, cxx=self.cxx)
+        if res.passed and res.cycles is not None:
+            return float(res.cycles), res.status, ""
+        return None, res.status, res.message
 
 
-class HlsFidelity:
+class HlsFidelity(_GeneratedDesignFidelity):
     """Worst-case latency (cycles) of a candidate's generated design in the Vitis HLS
     synthesis report (:func:`~odyssey.codegen.hls_report.run_hls_synthesis`), for users with
-    the vendor tools. ``cache`` as for :class:`TimedSimFidelity`; ``keep`` (a directory):
-    keep each synthesized design there, in ``<design>_<n>/``, instead of a temporary one.
+    the vendor tools (the cache as in :class:`_GeneratedDesignFidelity`). ``keep`` (a
+    directory): keep each synthesized design there, in ``<design>_<n>/``, instead of a
+    temporary one.
     """
 
     def __init__(
         self, space: KernelSpace, *, timeout_s: float = 7200.0, keep: Path | None = None,
-        cache: MutableMapping[tuple[str, tuple[tuple[str, int], ...]], Measurement] | None = None,
+        cache: MutableMapping[CacheKey, Measurement] | None = None,
     ) -> None:
-        self.space = space
+        super().__init__(space, cache=cache)
         self.timeout_s = timeout_s
         self.keep = Path(keep) if keep is not None else None
-        self.cache = cache if cache is not None else {}
-        self.runs = 0
 
-    def __call__(self, c: Candidate) -> Measurement:
-        got = self.cache.get(c.key)
-        if got is not None:
-            return got
-        start = time.perf_counter()
-        try:
-            gen = generate(self.space, self.space.design(c.design), dict(c.tiling))
-            if self.keep is not None:
-                run = run_hls_synthesis(write_design(gen, self.keep / f"{c.design}_{self.runs}"),
+    def _measure(self, c: Candidate) -> Outcome:
+        gen = generate(self.space, self.space.design(c.design), dict(c.tiling))
+        if self.keep is not None:
+            run = run_hls_synthesis(write_design(gen, self.keep / f"{c.design}_{self.runs}"),
+                                    timeout_s=self.timeout_s)
+        else:
+            with tempfile.TemporaryDirectory(prefix="odyssey-hls-") as tmp:
+                run = run_hls_synthesis(write_design(gen, Path(tmp) / "design"),
                                         timeout_s=self.timeout_s)
-            else:
-                with tempfile.TemporaryDirectory(prefix="odyssey-hls-") as tmp:
-                    run = run_hls_synthesis(write_design(gen, Path(tmp) / "design"),
-                                            timeout_s=self.timeout_s)
-            rep = run.report
-            if rep is not None and rep.worst_cycles is not None and not run.message:
-                m = Measurement(float(rep.worst_cycles), time.perf_counter() - start)
-            else:
-                m = Measurement(None, time.perf_counter() - start, "hls_failed", run.message)
-        except OdysseyError as exc:
-            m = Measurement(None, time.perf_counter() - start, "error", str(exc))
-        self.runs += 1
-        self.cache[c.key] = m
-        return m
+        rep = run.report
+        if rep is not None and rep.worst_cycles is not None and not run.message:
+            return float(rep.worst_cycles), "pass", ""
+        return None, "hls_failed", run.message
 
 
 class ModelFidelity:
