@@ -20,7 +20,7 @@ def run_transfer(args: argparse.Namespace) -> int:
 
     network = load_network(args.network)
     platform = load_platform(args.platform)
-    history = _load_history(args.history)
+    history_doc, history = _load_history(args.history)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0
     live = sys.stderr.isatty()
 
@@ -32,7 +32,8 @@ def run_transfer(args: argparse.Namespace) -> int:
         return show if live else None
 
     if args.no_compare:
-        return _transfer_only(args, network, platform, time_s, history, report("with transfer"))
+        return _transfer_only(args, network, platform, time_s, history_doc, history,
+                              report("with transfer"))
     try:
         runs = tune_together(
             network, [Mode(transfer=False, seed=args.seed), Mode(seed=args.seed)],
@@ -70,7 +71,7 @@ def run_transfer(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(
             json.dumps(comparison_record(c, scratch, transfer), indent=1) + "\n")
-    _save_history(args.history, transfer)
+    _save_history(args.history, history_doc, transfer)
     interrupted = scratch.interrupted or transfer.interrupted
     if interrupted:
         print("odyssey: interrupted; the shapes finished in both runs are compared",
@@ -79,7 +80,7 @@ def run_transfer(args: argparse.Namespace) -> int:
 
 
 def _transfer_only(args: argparse.Namespace, network: Any, platform: Any, time_s: float | None,
-                   history: Any, progress: Any) -> int:
+                   history_doc: Any, history: Any, progress: Any) -> int:
     """``--no-compare``: the transfer run alone, printed as ``odyssey network`` prints."""
     from odyssey.cli.network_cmd import print_network
     from odyssey.studies.transfer import tune_layers
@@ -101,32 +102,33 @@ def _transfer_only(args: argparse.Namespace, network: Any, platform: Any, time_s
           + f" per design and shape, seed {args.seed}) in {run.seconds:.1f} s")
     code = print_network(result, platform=platform.name, clock_mhz=platform.clock_mhz,
                          design=args.design, json_out=args.json)
-    _save_history(args.history, run)
+    _save_history(args.history, history_doc, run)
     return code
 
 
-def _load_history(path: str | None) -> Any:
-    """The source shapes in ``--history`` (none if it is not given or does not exist yet)."""
+def _load_history(path: str | None) -> tuple[Any, Any]:
+    """The record in ``--history`` and its source shapes (None and none if it is not given
+    or does not exist yet)."""
     from odyssey.errors import NetworkError
     from odyssey.studies.transfer_history import history_sources
 
     if path is None or not Path(path).exists():
-        return ()
+        return None, ()
     try:
         doc = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise NetworkError(f"{path}: cannot read the transfer history ({exc})") from exc
-    return history_sources(doc, origin=path)
+    return doc, history_sources(doc, origin=path)
 
 
-def _save_history(path: str | None, run: Any) -> None:
-    """Add ``run``'s shapes to ``--history`` (written whole, then renamed into place)."""
+def _save_history(path: str | None, old: Any, run: Any) -> None:
+    """Add ``run``'s shapes to ``old``, the record read from ``--history`` at the start, and
+    write it there (whole, then renamed into place)."""
     from odyssey.studies.transfer_history import merge_history
 
     if path is None:
         return
     target = Path(path)
-    old = json.loads(target.read_text()) if target.exists() else None
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_text(json.dumps(merge_history(old, run)) + "\n")
     tmp.replace(target)

@@ -228,11 +228,12 @@ def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
         path = dw if group.kind == "depthwise" else Path(kernel)
         ks = analyse(load_scop(path, group.first.defines()), max_dim=ALL_MAX_DIM)
         ops = group.first.ops
-        outcomes = tuple(
-            DesignOutcome(d.design, ks.design(d.design).dataflow, ks.design(d.design).ordering,
-                          d.best_gops, ops * clock_hz / (d.best_gops * 1e9) if d.best_gops else None,
-                          d.samples, d.seconds, "raced")
-            for d in s.designs)
+        outcomes: list[DesignOutcome] = []
+        for d in s.designs:
+            spec = ks.design(d.design)
+            cycles = ops * clock_hz / (d.best_gops * 1e9) if d.best_gops else None
+            outcomes.append(DesignOutcome(d.design, spec.dataflow, spec.ordering, d.best_gops,
+                                          cycles, d.samples, d.seconds, "raced"))
         metrics: dict[str, Any] = dict.fromkeys(
             ("design", "dataflow", "ordering", "tiling", "latency_cycles", "throughput_gops",
              "dsp", "bram18k", "mac_lanes", "dsp_efficiency"))
@@ -251,7 +252,8 @@ def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
                 dsp_efficiency=dsp_efficiency(group.first.macs, lanes, latency))
         shapes.append(ShapeResult(index=n, kind=group.kind, sizes=group.sizes,
                                   layers=group.names, kernel=str(path), ops=ops,
-                                  designs=outcomes, complete=True, seconds=s.seconds, **metrics))
+                                  designs=tuple(outcomes), complete=True, seconds=s.seconds,
+                                  **metrics))
     by_key = {(x.kind, x.sizes): x for x in shapes}
     layers: list[LayerResult] = []
     first: dict[tuple[str, tuple[tuple[str, int], ...]], str] = {}
