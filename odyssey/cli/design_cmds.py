@@ -77,9 +77,19 @@ def _cmd_csim(args: argparse.Namespace) -> int:
     if reason:
         print(f"{d}: {reason}; nothing to simulate")
         return 3
-    res = run_csim(d, timeout_s=args.timeout)
-    print(f"{d}: {res.status}: {res.message} (compile {res.compile_seconds:.1f} s, run {res.run_seconds:.2f} s)")
-    if not res.passed and res.status in ("compile_error", "runtime_error", "deadlock", "mismatch"):
+    if args.timeout <= 0:
+        raise OdysseyError(f"--timeout {args.timeout}: must be a positive number of seconds")
+    mode = "concurrent" if args.concurrent else "sequential"
+    res = run_csim(d, mode=mode, timeout_s=args.timeout)
+    if args.json:
+        print(json.dumps({"design_dir": str(d), "mode": res.mode, "headers": res.headers,
+                          "status": res.status, "message": res.message,
+                          "compile_seconds": round(res.compile_seconds, 3),
+                          "run_seconds": round(res.run_seconds, 3)}, indent=1))
+        return 0 if res.passed else 1
+    print(f"{d}: {res.status}: {res.message} ({res.mode}; compile {res.compile_seconds:.1f} s, "
+          f"run {res.run_seconds:.2f} s; headers {res.headers})")
+    if not res.passed and res.status not in ("pass", "timeout"):
         tail = (res.stderr or res.stdout).strip().splitlines()[-20:]
         for line in tail:
             print("  " + line)
@@ -200,9 +210,15 @@ def register(sub: Any) -> None:
     g.add_argument("--seed", type=int, default=1, help="seed of the testbench's random inputs")
     g.set_defaults(func=_cmd_generate)
 
-    c = sub.add_parser("csim", help="build and run a generated design's C simulation with g++")
+    c = sub.add_parser("csim", help="build and run a generated design's C simulation with g++ "
+                       "(Vitis semantics against Xilinx's own headers by default)")
     c.add_argument("dir", help="design directory written by `odyssey generate`")
     c.add_argument("--timeout", type=float, default=120.0, help="seconds before a run counts as hung")
+    c.add_argument("--concurrent", action="store_true",
+                   help="one thread per process over FIFOs of their declared depths (deadlock "
+                        "check) with odyssey's stand-in headers, instead of Vitis's sequential semantics")
+    c.add_argument("--json", action="store_true",
+                   help="print one JSON object (mode, headers, status, message, times)")
     c.set_defaults(func=_cmd_csim)
 
     s = sub.add_parser("sim", help="timed C simulation: simulated latency in cycles, per module")

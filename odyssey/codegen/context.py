@@ -52,9 +52,24 @@ class Ctx:
         return self.tiling.loop(loop)
 
     def tile_loops(self, names: tuple[str, ...], body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        """``body`` inside the tile loops ``names`` (outer first), except the pass loops: their
+        indices are parameters of every module (see :attr:`pass_loops`)."""
         for name in reversed(names):
-            body = (For(f"t_{name}", self.g(name).tiles_sym, body),)
+            if name not in self.pass_loops:
+                body = (For(f"t_{name}", self.g(name).tiles_sym, body),)
         return body
+
+    @property
+    def pass_loops(self) -> tuple[str, ...]:
+        """Tile loops that the top function runs around the dataflow region, one call of the
+        region (a *pass*) per iteration: the ordering's loops up to its last reduction tile loop
+        outside the output's loops. Partial sums then leave the array only between passes, so
+        no process reads back what the region itself writes: each region is acyclic, and the
+        region's return orders the writes of one pass before the reads of the next."""
+        red = self.outer_reduction
+        if not red:
+            return ()
+        return self.order[: max(self.order.index(n) for n in red) + 1]
 
     @property
     def output(self) -> OperandGeom:

@@ -1,9 +1,20 @@
 """Compile and run a generated design's C simulation with a plain C++ compiler.
 
 The design directory holds ``kernel.h``, ``kernel.cpp`` and ``host.cpp`` (every ``*.cpp`` is
-compiled). Vendor headers (``hls_stream.h``, ``hls_streamofblocks.h``, ``ap_int.h``) resolve to
-odyssey's stand-ins in :func:`include_dir`, and ``ODYSSEY_CSIM`` makes every dataflow process a
-thread over bounded FIFOs, so a design that deadlocks in hardware deadlocks here too.
+compiled). Two modes:
+
+* ``sequential`` (the default) runs the design the way Vitis HLS C simulation does: the
+  processes of a dataflow region are called one after another, in the order of the top
+  function, over unbounded streams; the vendor headers are **Xilinx's own** ``ap_int.h`` and
+  ``hls_stream.h``, found in the installed ``hls4ml`` wheel (:func:`vendor_include_dir`), plus
+  odyssey's ``include/vitis/`` for what they lack (``hls_streamofblocks.h``) and the error
+  reports of ``odyssey_vitis_csim.h``: a process that reads a stream no earlier process wrote
+  stops the run (``ODYSSEY EMPTY READ ...``, exit 4), and so does data left unread in a stream
+  (``ODYSSEY LEFTOVER ...``, exit 5).
+* ``concurrent`` runs every process as a thread (``-DODYSSEY_CSIM``) over FIFOs bounded by the
+  depths of the printed ``#pragma HLS STREAM`` lines, with odyssey's stand-in headers
+  (:func:`include_dir`): a design that deadlocks in hardware deadlocks here too. The timed
+  simulation builds on this mode.
 
 Protocol with the host program: it prints a line starting with ``ODYSSEY CSIM PASS`` and exits
 0 on success, or prints ``ODYSSEY CSIM FAIL ...`` and exits 1 on a result mismatch. A stream
@@ -13,27 +24,38 @@ program print ``ODYSSEY DEADLOCK: ...`` on stderr and exit 3.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from odyssey.errors import SimulationError
 
-CsimStatus = Literal["pass", "mismatch", "deadlock", "timeout", "compile_error", "runtime_error"]
+CsimStatus = Literal["pass", "mismatch", "deadlock", "empty_read", "leftover", "timeout",
+                     "compile_error", "runtime_error"]
+CsimMode = Literal["sequential", "concurrent"]
+MODES: tuple[CsimMode, ...] = ("sequential", "concurrent")
 
 PASS_MARKER = "ODYSSEY CSIM PASS"
 FAIL_MARKER = "ODYSSEY CSIM FAIL"
 DEADLOCK_MARKER = "ODYSSEY DEADLOCK"
 DEADLOCK_EXIT_CODE = 3
+EMPTY_READ_MARKER = "ODYSSEY EMPTY READ"
+EMPTY_READ_EXIT_CODE = 4
+LEFTOVER_MARKER = "ODYSSEY LEFTOVER"
+LEFTOVER_EXIT_CODE = 5
 
 BASE_FLAGS: tuple[str, ...] = ("-std=c++17", "-O1", "-pthread", "-DODYSSEY_CSIM")
+SEQUENTIAL_FLAGS: tuple[str, ...] = ("-std=c++17", "-O1", "-include", "odyssey_vitis_csim.h")
+_STREAM_PRAGMA = re.compile(r"^\s*#pragma\s+HLS\s+STREAM\s+variable=(\w+)\s+depth=(\d+)", re.M | re.I)
 COMPILE_TIMEOUT_S = 600.0
 MAX_DEADLOCK_TIMEOUT_S = 10.0
 COMPILER_LINES = 40
@@ -51,11 +73,53 @@ class CsimResult:
     stderr: str
     compile_seconds: float
     run_seconds: float
+    mode: CsimMode = "concurrent"
+    headers: str = ""  # the directory of the vendor headers compiled against
 
 
 def include_dir() -> Path:
     """Directory of the stand-in vendor headers and ``odyssey_dataflow.h``."""
     return Path(__file__).resolve().parent / "include"
+
+
+def vitis_include_dir() -> Path:
+    """odyssey's additions to Xilinx's headers for sequential C simulation."""
+    return include_dir() / "vitis"
+
+
+def vendor_include_dir() -> Path:
+    """Xilinx's C-simulation headers (``ap_int.h``, ``hls_stream.h``; Apache-2.0) as shipped in
+    the installed ``hls4ml`` wheel, under ``hls4ml/templates/vivado/ap_types/``. Raises
+    :class:`SimulationError` saying how to install them when they are missing."""
+    spec = importlib.util.find_spec("hls4ml")  # locates the package without importing it
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    for root in roots:
+        d = Path(root) / "templates" / "vivado" / "ap_types"
+        if (d / "hls_stream.h").is_file() and (d / "ap_int.h").is_file():
+            return d
+    raise SimulationError(
+        "Xilinx's C-simulation headers were not found: they come with the hls4ml wheel "
+        "(hls4ml/templates/vivado/ap_types/); install them with `pip install 'odyssey[csim]'` "
+        "(or `pip install hls4ml`), or simulate with odyssey's stand-ins: `odyssey csim --concurrent`"
+    )
+
+
+def stream_depths(kernel_cpp: str) -> dict[str, int]:
+    """FIFO depths declared by the ``#pragma HLS STREAM variable=X depth=D`` lines of printed
+    C++ (what Vitis reads; the concurrent simulation bounds its FIFOs by them)."""
+    return {m.group(1): int(m.group(2)) for m in _STREAM_PRAGMA.finditer(kernel_cpp)}
+
+
+def _depth_table(depths: dict[str, int]) -> str:
+    """A translation unit defining ``odyssey_stream_depth(name)`` for the stand-in streams."""
+    rows = "\n".join(f'    {{"{n}", {d}}},' for n, d in sorted(depths.items()))
+    return ("#include <cstring>\n"
+            "namespace { struct row { const char* name; int depth; };\n"
+            f"const row rows[] = {{\n{rows}\n    {{nullptr, 0}}}};\n}}\n"
+            'extern "C" int odyssey_stream_depth(const char* name) {\n'
+            "  for (const row* r = rows; r->name != nullptr; ++r)\n"
+            "    if (std::strcmp(r->name, name) == 0) return r->depth;\n"
+            "  return 0;\n}\n")
 
 
 def deadlock_timeout(timeout_s: float) -> float:
@@ -70,18 +134,23 @@ def deadlock_timeout(timeout_s: float) -> float:
 def run_csim(
     design_dir: Path,
     *,
+    mode: CsimMode = "sequential",
     timeout_s: float = 60.0,
     cxx: str = "g++",
     extra_flags: Sequence[str] = (),
 ) -> CsimResult:
-    """Compile every ``*.cpp`` of ``design_dir`` with the stand-in headers, run it, classify.
+    """Compile every ``*.cpp`` of ``design_dir`` for ``mode`` (see the module docstring), run
+    it, classify.
 
     The binary is built in a temporary directory, which is also the working directory of the
     run (``ODYSSEY_DESIGN_DIR`` points back at the design). ``extra_flags`` go last on the
-    compiler command line (e.g. ``-UODYSSEY_CSIM`` for sequential execution). Raises
-    :class:`SimulationError` for unusable inputs (missing directory, no sources, no compiler,
-    non-positive time-out); problems of the design itself are reported in the result.
+    compiler command line (e.g. ``-UODYSSEY_CSIM`` for sequential execution over the stand-ins).
+    Raises :class:`SimulationError` for unusable inputs (missing directory, no sources, no
+    compiler, non-positive time-out, unknown mode, Xilinx's headers missing in sequential
+    mode); problems of the design itself are reported in the result.
     """
+    if mode not in MODES:
+        raise SimulationError(f"C simulation mode must be one of {', '.join(MODES)}, got {mode!r}")
     design = Path(design_dir)
     if timeout_s <= 0:
         raise SimulationError(f"C simulation time-out must be positive, got {timeout_s}")
@@ -94,18 +163,26 @@ def run_csim(
     if compiler is None:
         raise SimulationError(f"C++ compiler '{cxx}' not found on PATH; install it or pass cxx=")
 
+    headers = vendor_include_dir() if mode == "sequential" else include_dir()
+    result = _compile_and_run(design, sources, compiler, mode, headers, timeout_s, extra_flags)
+    return replace(result, mode=mode, headers=str(headers))
+
+
+def _compile_and_run(design: Path, sources: list[Path], compiler: str, mode: CsimMode, headers: Path,
+                     timeout_s: float, extra_flags: Sequence[str]) -> CsimResult:
     with tempfile.TemporaryDirectory(prefix="odyssey-csim-") as build:
         binary = Path(build) / "csim"
-        command = [
-            compiler,
-            *BASE_FLAGS,
-            f"-I{design.resolve()}",
-            f"-I{include_dir()}",
-            *(str(s.resolve()) for s in sources),
-            "-o",
-            str(binary),
-            *extra_flags,
-        ]
+        units = [str(s.resolve()) for s in sources]
+        if mode == "sequential":
+            flags = [*SEQUENTIAL_FLAGS, f"-I{design.resolve()}", f"-I{vitis_include_dir()}", f"-I{headers}"]
+        else:
+            flags = [*BASE_FLAGS, f"-I{design.resolve()}", f"-I{include_dir()}"]
+            kernel = design / "kernel.cpp"
+            depths = stream_depths(kernel.read_text()) if kernel.is_file() else {}
+            table = Path(build) / "odyssey_stream_depths.cpp"
+            table.write_text(_depth_table(depths))
+            units.append(str(table))
+        command = [compiler, *flags, *units, "-o", str(binary), *extra_flags]
         start = time.monotonic()
         try:
             compiled = subprocess.run(
@@ -175,6 +252,12 @@ def classify(
     deadlock_line = _marker_line(stderr, DEADLOCK_MARKER)
     if returncode == DEADLOCK_EXIT_CODE and deadlock_line is not None:
         return _result("deadlock", deadlock_line, stdout=stdout, stderr=stderr, **times)
+    empty_line = _marker_line(stderr, EMPTY_READ_MARKER)
+    if returncode == EMPTY_READ_EXIT_CODE and empty_line is not None:
+        return _result("empty_read", empty_line, stdout=stdout, stderr=stderr, **times)
+    leftover_line = _marker_line(stderr, LEFTOVER_MARKER)
+    if returncode == LEFTOVER_EXIT_CODE and leftover_line is not None:
+        return _result("leftover", leftover_line, stdout=stdout, stderr=stderr, **times)
     if fail_line is not None:
         return _result("mismatch", fail_line, stdout=stdout, stderr=stderr, **times)
     if returncode == 0:

@@ -97,5 +97,9 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
                      "num_pes": t.num_pes, "module_counts": counts},
         "fifos": [{"name": f.name, "type": f.ctype, "bits": f.bits, "depth": f.depth, "kind": f.kind}
                   for f in arr.fifos.values()],
+        "passes": {"loops": list(ctx.pass_loops)},
+        "processes": [{"func": i.func, "template_args": list(i.template_args),
+                       "channels": [{"name": c, "direction": dr} for c, dr in arr.channels(i)]}
+                      for i in arr.instances],
     }
 

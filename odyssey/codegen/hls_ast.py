@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from odyssey.expr import Expr, to_c, to_json
 
@@ -39,11 +39,14 @@ class Line:
 
 @dataclass(frozen=True, slots=True)
 class Decl:
+    """``ctype name[dims] = init;`` or, with ``ctor_args``, ``ctype name(args...);``."""
+
     ctype: str
     name: str
     dims: tuple[Expr | int, ...] = ()
     init: str | None = None
     static: bool = False
+    ctor_args: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +83,13 @@ class DramWrite:
 
 @dataclass(frozen=True, slots=True)
 class Call:
+    """``func<template_args>(args);``; ``task`` marks a process of a dataflow region, printed
+    as ``ODYSSEY_TASK(...)`` (a plain call for Vitis, a thread in concurrent C simulation)."""
+
     func: str
     args: tuple[str, ...]
     template_args: tuple[str, ...] = ()
+    task: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,10 +143,14 @@ Stmt = Pragma | Comment | Line | Decl | StreamRead | StreamWrite | DramRead | Dr
 
 @dataclass(frozen=True, slots=True)
 class Param:
+    """A function parameter. ``direction`` says how a process uses a stream (or a stream of
+    blocks) parameter: ``"in"`` (reads it) or ``"out"`` (writes it); ``None`` for the rest."""
+
     ctype: str
     name: str
     by_ref: bool = False
     array_dims: tuple[str, ...] = ()
+    direction: Literal["in", "out"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +195,8 @@ def print_stmt(s: Stmt, indent: int, out: list[str], *, in_pipe: bool = False) -
         out.append(f"{pad}{s.text};")
     elif isinstance(s, Decl):
         init = f" = {s.init}" if s.init is not None else ""
+        if s.ctor_args is not None:
+            init = f"({', '.join(s.ctor_args)})"
         static = "static " if s.static else ""
         out.append(f"{pad}{static}{s.ctype} {s.name}{_dims(s.dims)}{init};")
     elif isinstance(s, StreamRead):
@@ -198,7 +211,8 @@ def print_stmt(s: Stmt, indent: int, out: list[str], *, in_pipe: bool = False) -
         out.append(f"{pad}ODYSSEY_DRAM({_run(s.run)});")
     elif isinstance(s, Call):
         targs = f"<{', '.join(s.template_args)}>" if s.template_args else ""
-        out.append(f"{pad}{s.func}{targs}({', '.join(s.args)});")
+        call = f"{s.func}{targs}({', '.join(s.args)})"
+        out.append(f"{pad}ODYSSEY_TASK({call});" if s.task else f"{pad}{call};")
     elif isinstance(s, Scope):
         out.append(f"{pad}{{")
         for c in s.body:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import OperandGeom
+from odyssey.codegen.top import has_cin
 from odyssey.polyhedral.scop import Scop, Statement
 
 FLOAT_ATOL = 1e-3
@@ -102,7 +103,9 @@ def host_source(ctx: Ctx, seed: int) -> str:
     for op in ctx.inputs:
         lines.extend(_pack_input(scop, op))
     lines.extend(_output_image(scop, out_op))
-    call = [f"{op.name}_dram.data()" for op in ctx.inputs] + [f"{out_op.name}_dram.data()"]
+    # the partial-sum port reads the same buffer the output port writes (see io_modules.cin_port)
+    reads_back = [f"{out_op.name}_dram.data()"] if has_cin(ctx) else []
+    call = [f"{op.name}_dram.data()" for op in ctx.inputs] + reads_back + [f"{out_op.name}_dram.data()"]
     lines.append(f"  kernel0({', '.join(call)});")
     lines.append("  ODYSSEY_TIMED_REPORT();  // cycle counts of a timed simulation; nothing otherwise")
     lines.append(f"  reference({', '.join(a.name for a in scop.arrays)});")

@@ -134,7 +134,7 @@ def l3_in(ctx: Ctx, op: OperandGeom) -> Function:
     body = ctx.tile_loops(ctx.order[: op.trunc], body)
     return Function(
         f"{op.name}_IO_L3_in",
-        (Param(f"{word} *", op.name), Param(stream_t(word), "fifo_out", by_ref=True)),
+        (Param(f"{word} *", op.name), Param(stream_t(word), "fifo_out", by_ref=True, direction="out")),
         body, kind="io_l3_in",
         comment=f"{op.name}_IO_L3_in: reads the {op.name} tile from DRAM ({op.lanes}-element words).",
     )
@@ -154,9 +154,9 @@ def chain_upper(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
             If("c == 0", (StreamWrite("fifo_low", "w"),), () if boundary else (StreamWrite("fifo_out", "w"),)))
     rows = ctx.g(s0).outer_sym - sym(f"p_{s0}") if not boundary else const(1)
     body = (For("c", rows, (For(f"b_{s1}", ctx.g(s1).outer_sym, _box_word_loops(op, move)),)),)
-    params = [Param(stream_t(word), "fifo_in", by_ref=True), Param(stream_t(word), "fifo_low", by_ref=True)]
+    params = [Param(stream_t(word), "fifo_in", by_ref=True, direction="in"), Param(stream_t(word), "fifo_low", by_ref=True, direction="out")]
     if not boundary:
-        params.append(Param(stream_t(word), "fifo_out", by_ref=True))
+        params.append(Param(stream_t(word), "fifo_out", by_ref=True, direction="out"))
     name = _chain_level_names(op, op.name)[0] + ("_boundary" if boundary else "")
     return Function(name, tuple(params), ctx.tile_loops(ctx.order[: op.trunc], body),
                     template=(f"int p_{s0}",), kind="io_l2_in",
@@ -186,10 +186,10 @@ def chain_buffer_inter(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function
                 If("c == 0", keep, (StreamWrite("fifo_out", "w"),)))
         body = _box_word_loops(op, move, blocks=("c", ctx.g(s).outer_sym - sym(f"p_{s}")))
     body = ctx.tile_loops(ctx.order[: op.trunc], (Scope((Line(f"hls::write_lock<{blk_t(op)}> blk(blocks)"), *body)),))
-    params = [Param(stream_t(word), "fifo_in", by_ref=True)]
+    params = [Param(stream_t(word), "fifo_in", by_ref=True, direction="in")]
     if s is not None and not boundary:
-        params.append(Param(stream_t(word), "fifo_out", by_ref=True))
-    params.append(Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True))
+        params.append(Param(stream_t(word), "fifo_out", by_ref=True, direction="out"))
+    params.append(Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True, direction="out"))
     name = _chain_level_names(op, op.name)[lvl] + "_inter" + ("_boundary" if boundary else "")
     return Function(name, tuple(params), body, template=_tmpl(op.inj), kind="io_buf_inter",
                     comment=f"{name}: writes the {op.name} box of its PE into a ping-pong block.")
@@ -201,8 +201,8 @@ def chain_buffer_intra(ctx: Ctx, op: OperandGeom, feed: tuple[Stmt, ...], word: 
     inner = ctx.tile_loops(ctx.order[op.trunc :], _pe_loop_nest(ctx, feed, ii))
     body = ctx.tile_loops(ctx.order[: op.trunc], (Scope((Line(f"hls::read_lock<{blk_t(op)}> blk(blocks)"), *inner)),))
     name = _chain_level_names(op, op.name)[lvl] + "_intra"
-    return Function(name, (Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True),
-                           Param(stream_t(word), "fifo_pe", by_ref=True)),
+    return Function(name, (Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True, direction="in"),
+                           Param(stream_t(word), "fifo_pe", by_ref=True, direction="out")),
                     body, template=_tmpl(op.inj), kind="io_buf_intra",
                     comment=f"{name}: feeds {op.name} to its PE, one word per PE iteration.")
 
@@ -270,23 +270,40 @@ def _out_global_index(ctx: Ctx, op: OperandGeom) -> str:
 
 
 def l3_out(ctx: Ctx, op: OperandGeom) -> Function:
-    """Drains every PE's results of a visit to DRAM; reads partial sums first when needed."""
+    """Writes every PE's results of a visit to DRAM."""
     ctype = op.ctype
     gidx = _out_global_index(ctx, op)
-    write = _block_positions(ctx, op.inj, _acc_loops(ctx, (
+    body = _block_positions(ctx, op.inj, _acc_loops(ctx, (
         StreamRead("fifo_in", f"{ctype} v"), DramWrite(op.name, gidx, "v", run=_out_run(ctx, op)))))
-    body: tuple[Stmt, ...] = write
-    params = [Param(f"{ctype} *", op.name), Param(stream_t(ctype), "fifo_in", by_ref=True)]
-    if ctx.needs_cin:
-        cond, freq = ctx.cin_cond()
-        read = _block_positions(ctx, op.inj, _acc_loops(ctx, (
-            DramRead(op.name, gidx, f"{ctype} v", run=_out_run(ctx, op)), StreamWrite("fifo_cin", "v"))))
-        body = (If(cond, read, freq=freq), *write) if cond != "true" else (*read, *write)
-        params.append(Param(stream_t(ctype), "fifo_cin", by_ref=True))
-    name = f"{op.name}_drain_IO_L3_out" if not ctx.needs_cin else f"{op.name}_IO_L3_inout"
-    return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
-                    kind="io_l3_out", comment=f"{name}: writes {op.name} tiles to DRAM"
-                    + (" and reads partial sums back" if ctx.needs_cin else "") + ".")
+    params = (Param(f"{ctype} *", op.name),
+              Param(stream_t(ctype), "fifo_in", by_ref=True, direction="in"))
+    name = f"{op.name}_drain_IO_L3_out"
+    return Function(name, params, ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
+                    kind="io_l3_out", comment=f"{name}: writes {op.name} tiles to DRAM.")
+
+
+def cin_port(op: OperandGeom) -> str:
+    """The m_axi port through which partial sums are read back (the host binds it to the same
+    buffer as the output port: within one call of the dataflow region every output tile is
+    read once before it is written once, and tiles are disjoint)."""
+    return f"{op.name}_in"
+
+
+def l3_cin(ctx: Ctx, op: OperandGeom) -> Function:
+    """Reads the partial sums (or the initial values) of the output tiles of a visit from DRAM,
+    for the visits that need them, and sends them down the partial-sum chain."""
+    ctype = op.ctype
+    gidx = _out_global_index(ctx, op)
+    port = cin_port(op)
+    read = _block_positions(ctx, op.inj, _acc_loops(ctx, (
+        DramRead(port, gidx, f"{ctype} v", run=_out_run(ctx, op)), StreamWrite("fifo_cin", "v"))))
+    cond, freq = ctx.cin_cond()
+    body = (If(cond, read, freq=freq),) if cond != "true" else read
+    params = (Param(f"{ctype} *", port),
+              Param(stream_t(ctype), "fifo_cin", by_ref=True, direction="out"))
+    name = f"{op.name}_IO_L3_in"
+    return Function(name, params, ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
+                    kind="io_l3_cin", comment=f"{name}: reads the partial sums of {op.name} back from DRAM.")
 
 
 def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Function:
@@ -301,13 +318,13 @@ def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Fun
     own = (For("e", own_blocks * acc_sym, (StreamRead("fifo_low", f"{ctype} v"), StreamWrite("fifo_out", "v")),
                pipeline_ii=1),)
     body: tuple[Stmt, ...] = own
-    params = [Param(stream_t(ctype), "fifo_low", by_ref=True)]
+    params = [Param(stream_t(ctype), "fifo_low", by_ref=True, direction="in")]
     if not boundary:
         rest = (ctx.g(s).outer_sym - sym(f"p_{s}") - 1) * own_blocks * acc_sym
         body = (*own, For("e2", rest, (StreamRead("fifo_in", f"{ctype} v"), StreamWrite("fifo_out", "v")),
                           pipeline_ii=1))
-        params.append(Param(stream_t(ctype), "fifo_in", by_ref=True))
-    params.append(Param(stream_t(ctype), "fifo_out", by_ref=True))
+        params.append(Param(stream_t(ctype), "fifo_in", by_ref=True, direction="in"))
+    params.append(Param(stream_t(ctype), "fifo_out", by_ref=True, direction="out"))
     lv = "L1" if level == len(op.inj) - 1 else "L2"
     name = f"{op.name}_drain_IO_{lv}_out" + ("_boundary" if boundary else "")
     return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
@@ -330,10 +347,10 @@ def cin_buffer_inter(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
                                If("c == 0", keep, (StreamWrite("fifo_out", "v"),))), pipeline_ii=1),)),)
     lock = (Scope((Line(f"hls::write_lock<{blk_t(op)}> blk(blocks)"), *move)),)
     body = (If(cond, lock, freq=freq),) if cond != "true" else lock
-    params = [Param(stream_t(ctype), "fifo_in", by_ref=True)]
+    params = [Param(stream_t(ctype), "fifo_in", by_ref=True, direction="in")]
     if s is not None and not boundary:
-        params.append(Param(stream_t(ctype), "fifo_out", by_ref=True))
-    params.append(Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True))
+        params.append(Param(stream_t(ctype), "fifo_out", by_ref=True, direction="out"))
+    params.append(Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True, direction="out"))
     lvl = "L1" if len(op.inj) == 2 else "L2"
     name = f"{op.name}_IO_{lvl}_in_inter" + ("_boundary" if boundary else "")
     return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
@@ -351,9 +368,9 @@ def cin_upper(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
     rows = ctx.g(s0).outer_sym - sym(f"p_{s0}") if not boundary else const(1)
     loops = (For("c", rows, (For("e", ctx.g(s1).outer_sym * acc_sym, move, pipeline_ii=1),)),)
     body = (If(cond, loops, freq=freq),) if cond != "true" else loops
-    params = [Param(stream_t(ctype), "fifo_in", by_ref=True), Param(stream_t(ctype), "fifo_low", by_ref=True)]
+    params = [Param(stream_t(ctype), "fifo_in", by_ref=True, direction="in"), Param(stream_t(ctype), "fifo_low", by_ref=True, direction="out")]
     if not boundary:
-        params.append(Param(stream_t(ctype), "fifo_out", by_ref=True))
+        params.append(Param(stream_t(ctype), "fifo_out", by_ref=True, direction="out"))
     name = f"{op.name}_IO_L2_in" + ("_boundary" if boundary else "")
     return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
                     template=(f"int p_{s0}",), kind="io_l2_in",
@@ -369,13 +386,14 @@ def cin_buffer_intra(ctx: Ctx, op: OperandGeom) -> Function:
     body = (If(cond, feed, freq=freq),) if cond != "true" else feed
     lvl = "L1" if len(op.inj) == 2 else "L2"
     name = f"{op.name}_IO_{lvl}_in_intra"
-    return Function(name, (Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True),
-                           Param(stream_t(ctype), "fifo_pe", by_ref=True)),
+    return Function(name, (Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True, direction="in"),
+                           Param(stream_t(ctype), "fifo_pe", by_ref=True, direction="out")),
                     ctx.tile_loops(ctx.order[: ctx.out_trunc], body), template=_tmpl(op.inj),
                     kind="io_buf_intra", comment=f"{name}: partial sums of {op.name} to its PE.")
 
 
 __all__ = [
     "blk_t", "chain_buffer_inter", "chain_buffer_intra", "chain_upper", "cin_buffer_inter",
-    "cin_buffer_intra", "cin_upper", "drain_chain", "feed_statements", "l3_in", "l3_out", "stream_t",
+    "cin_buffer_intra", "cin_port", "cin_upper", "drain_chain", "feed_statements", "l3_cin", "l3_in",
+    "l3_out", "stream_t",
 ]

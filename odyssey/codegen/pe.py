@@ -111,10 +111,10 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     for x in ctx.inputs:
         lanes = simd_lanes if x.simd else 1
         word = f"{x.name}_v{lanes}"
-        params.append(Param(stream_t(word), f"fifo_{x.name}_in", by_ref=True))
+        params.append(Param(stream_t(word), f"fifo_{x.name}_in", by_ref=True, direction="in"))
         reads.append(StreamRead(f"fifo_{x.name}_in", f"{word} w_{x.name}"))
         if x.chain is not None and x.name not in variant.no_forward:
-            params.append(Param(stream_t(word), f"fifo_{x.name}_out", by_ref=True))
+            params.append(Param(stream_t(word), f"fifo_{x.name}_out", by_ref=True, direction="out"))
             reads.append(StreamWrite(f"fifo_{x.name}_out", f"w_{x.name}"))
         b = x.bits
         src = f"w_{x.name}(ln * {b} + {b - 1}, ln * {b})" if lanes > 1 else f"w_{x.name}"
@@ -150,7 +150,7 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
 
     # the accumulator is a block held for one accumulation period (the inner reduction tile
     # loops); the drain process streams the previous period's block while this one computes
-    params.append(Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True))
+    params.append(Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="out"))
     inner = ctx.tile_loops(ctx.inner_reduction, compute)
     body_v = (Scope((Line(f"hls::write_lock<{acc_t(ctx)}> acc(acc_blocks)"), *inner)),)
     full = ctx.tile_loops(ctx.order[: ctx.out_trunc], body_v)
@@ -169,27 +169,27 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
     out = ctx.output
     octype = out.ctype
     op = ctx.main.op
-    params: list[Param] = [Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True)]
+    params: list[Param] = [Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="in")]
     drain_body: list[Stmt] = [Decl(octype, "r", init="acc[e]")]
     if variant.out_head and op == "=":
         base = "0"
     elif variant.out_head:
         if ctx.needs_cin:
-            params.append(Param(stream_t(octype), f"fifo_{out.name}_cin", by_ref=True))
+            params.append(Param(stream_t(octype), f"fifo_{out.name}_cin", by_ref=True, direction="in"))
             cond, _ = ctx.cin_cond()
             base = f"(({cond}) ? fifo_{out.name}_cin.read() : ({octype})({ctx.c0}))" if cond != "true" \
                 else f"fifo_{out.name}_cin.read()"
         else:
             base = f"({octype})({ctx.c0})"
     else:
-        params.append(Param(stream_t(octype), f"fifo_{out.name}_in", by_ref=True))
+        params.append(Param(stream_t(octype), f"fifo_{out.name}_in", by_ref=True, direction="in"))
         base = f"fifo_{out.name}_in.read()"
     if op != "=":  # `=` has no reduction: the PE's value is the result
         sign = {"+=": "+", "-=": "-", "*=": "*"}[op]
         drain_body.append(Decl(octype, "base", init=base))
         drain_body.append(Line(f"r = base {sign} r"))
     target = f"fifo_{out.name}_drain" if variant.out_tail else f"fifo_{out.name}_out"
-    params.append(Param(stream_t(octype), target, by_ref=True))
+    params.append(Param(stream_t(octype), target, by_ref=True, direction="out"))
     drain_body.append(StreamWrite(target, "r"))
     acc_sym, _ = ctx.acc_size()
     drain = For("e", acc_sym, tuple(drain_body), pipeline_ii=1, pipeline_depth=ctx.drain_depth())

@@ -72,7 +72,8 @@ def run_timed_sim(
     check but prints no usable report is a ``"runtime_error"`` whose message says why.
     """
     csim = run_csim(
-        design_dir, timeout_s=timeout_s, cxx=cxx, extra_flags=(*TIMED_FLAGS, *extra_flags)
+        design_dir, mode="concurrent", timeout_s=timeout_s, cxx=cxx,
+        extra_flags=(*TIMED_FLAGS, *extra_flags),
     )
     return timed_result(csim)
 

@@ -11,13 +11,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import product
+from math import prod
 
 from odyssey.codegen import io_modules as io
 from odyssey.codegen.context import TYPE_TAG, Ctx, of_bits
 from odyssey.codegen.geometry import OperandGeom
-from odyssey.codegen.hls_ast import Function, Pragma, Unit, print_function, print_unit
+from odyssey.codegen.hls_ast import (
+    Call,
+    Decl,
+    For,
+    Function,
+    Line,
+    Param,
+    Pragma,
+    Stmt,
+    Unit,
+    print_function,
+    print_unit,
+)
 from odyssey.codegen.io_modules import feed_statements
 from odyssey.codegen.pe import acc_t, pe_drain_function, pe_function, variant_of
+from odyssey.errors import CodegenError
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,17 +52,21 @@ class Instance:
 
 @dataclass
 class Array:
-    """The systolic array as data (mutable only while it is built)."""
+    """The systolic array as data (mutable only while it is built). ``scalars`` are the pass
+    indices every module takes after its streams (:attr:`Ctx.pass_loops`)."""
 
     functions: dict[str, Function] = field(default_factory=dict)
     instances: list[Instance] = field(default_factory=list)
     fifos: dict[str, Fifo] = field(default_factory=dict)
     typedefs: list[str] = field(default_factory=list)
     partitions: dict[str, tuple[int, int]] = field(default_factory=dict)  # blocks -> (dim, factor)
+    scalars: tuple[str, ...] = ()
 
     def fn(self, f: Function) -> str:
         if f.name not in self.functions:  # every module is its own hardware instance
-            self.functions[f.name] = replace(f, body=(Pragma("HLS INLINE OFF"), *f.body))
+            extra = tuple(Param("int", s) for s in self.scalars)
+            self.functions[f.name] = replace(f, params=f.params + extra,
+                                             body=(Pragma("HLS INLINE OFF"), *f.body))
         return f.name
 
     def fifo(self, name: str, ctype: str, bits: int, depth: int = 2, kind: str = "stream",
@@ -59,7 +77,42 @@ class Array:
         return name
 
     def add(self, func: str, targs: tuple[int, ...], *args: str) -> None:
-        self.instances.append(Instance(func, targs, tuple(args)))
+        self.instances.append(Instance(func, targs, tuple(args) + self.scalars))
+
+    def channels(self, inst: Instance) -> tuple[tuple[str, str], ...]:
+        """``(stream, "in" | "out")`` for every stream or stream of blocks ``inst`` reads or
+        writes, from its function's parameter directions."""
+        params = self.functions[inst.func].params
+        return tuple((a, p.direction) for p, a in zip(params, inst.args, strict=True)
+                     if p.direction is not None)
+
+    def in_call_order(self) -> None:
+        """Reorder the instances so that every channel's producer is called before its
+        consumer (Kahn's algorithm, ties kept in building order): Vitis C simulation runs the
+        processes of a dataflow region one after another in call order. Raises
+        :class:`CodegenError` when the channels form a cycle."""
+        producer: dict[str, int] = {}
+        for k, inst in enumerate(self.instances):
+            for ch, d in self.channels(inst):
+                if d == "out":
+                    producer[ch] = k
+        after: dict[int, set[int]] = {k: set() for k in range(len(self.instances))}
+        for k, inst in enumerate(self.instances):
+            for ch, d in self.channels(inst):
+                if d == "in" and ch in producer and producer[ch] != k:
+                    after[k].add(producer[ch])
+        done: list[int] = []
+        placed: set[int] = set()
+        while len(done) < len(self.instances):
+            ready = [k for k in range(len(self.instances)) if k not in placed and after[k] <= placed]
+            if not ready:
+                left = [self.instances[k].func for k in range(len(self.instances)) if k not in placed]
+                raise CodegenError(f"the processes {', '.join(sorted(set(left)))} form a cycle of "
+                                   "streams; a dataflow region must be acyclic")
+            for k in ready:  # every ready process at once keeps the building order within a wave
+                done.append(k)
+                placed.add(k)
+        self.instances = [self.instances[k] for k in done]
 
 
 def _pos_name(pos: dict[str, int], loops: tuple[str, ...]) -> str:
@@ -67,7 +120,7 @@ def _pos_name(pos: dict[str, int], loops: tuple[str, ...]) -> str:
 
 
 def build_array(ctx: Ctx) -> Array:
-    arr = Array()
+    arr = Array(scalars=tuple(f"t_{n}" for n in ctx.pass_loops))
     space = ctx.tiling.design.space_loops
     sizes = {s: ctx.g(s).outer for s in space}
     positions = [dict(zip(space, p, strict=True)) for p in product(*(range(sizes[s]) for s in space))]
@@ -182,14 +235,18 @@ def build_array(ctx: Ctx) -> Array:
                 i2 = arr.fifo(f"fifo_{out.name}_D2_{p0 + 1}", oct_, obits)
                 arr.add(arr.fn(io.drain_chain(ctx, out, 0, boundary=False)), (p0,), low2, i2, o2)
         top = f"fifo_{out.name}_D2_0"
-    l3o = io.l3_out(ctx, out)
-    if ctx.needs_cin and ctx.main.op != "=":
+    if has_cin(ctx):
         cin_l3 = arr.fifo(f"fifo_{out.name}_cin_L3", oct_, obits)
-        arr.add(arr.fn(l3o), (), out.name, top, cin_l3)
+        arr.add(arr.fn(io.l3_cin(ctx, out)), (), io.cin_port(out), cin_l3)
         _cin_chain(ctx, arr, out, sizes, cin_l3, space, tail)
-    else:
-        arr.add(arr.fn(l3o), (), out.name, top)
+    arr.add(arr.fn(io.l3_out(ctx, out)), (), out.name, top)
+    arr.in_call_order()
     return arr
+
+
+def has_cin(ctx: Ctx) -> bool:
+    """The output's partial sums (or initial values) are read back from DRAM."""
+    return ctx.needs_cin and ctx.main.op != "="
 
 
 def _cin_chain(ctx: Ctx, arr: Array, out: OperandGeom, sizes: dict[str, int], src: str,
@@ -290,15 +347,72 @@ def _bit_helpers(ctypes: set[str]) -> str:
     return "\n".join(lines)
 
 
-def kernel_files(ctx: Ctx, arr: Array, header_comment: str, *, burst_overhead: int = 20) -> tuple[str, str]:
+def _ports(ctx: Ctx) -> list[tuple[str, str, int]]:
+    """``(C type, name, words)`` of every m_axi port of the top function, ``words`` the size of
+    the DRAM image it points at (the INTERFACE ``depth`` co-simulation needs)."""
+    out: list[tuple[str, str, int]] = []
+    for op in ctx.inputs:
+        out.append((op.word_type + " *", op.name, prod(op.dram_shape) // op.lanes))
+    o = ctx.output
+    if has_cin(ctx):
+        out.append((o.ctype + " *", io.cin_port(o), prod(o.dram_shape)))
+    out.append((o.ctype + " *", o.name, prod(o.dram_shape)))
+    return out
+
+
+def _region_body(arr: Array) -> tuple[Stmt, ...]:
+    """The dataflow region: its channels (FIFO depths as STREAM pragmas, which every Vitis
+    version accepts), then one call per process in producer-before-consumer order."""
+    body: list[Stmt] = [Pragma("HLS DATAFLOW")]
+    for ff in arr.fifos.values():
+        if ff.kind == "stream":
+            body.append(Decl(f"hls::stream<{ff.ctype}>", ff.name, ctor_args=(f'"{ff.name}"',)))
+            body.append(Pragma(f"HLS STREAM variable={ff.name} depth={ff.depth}"))
+        else:
+            body.append(Decl(f"hls::stream_of_blocks<{ff.ctype}>", ff.name))
+            if ff.name in arr.partitions:
+                dim, factor = arr.partitions[ff.name]
+                body.append(Pragma(f"HLS ARRAY_PARTITION variable={ff.name} cyclic factor={factor} dim={dim}"))
+    body.append(Line("ODYSSEY_DATAFLOW_BEGIN"))
+    for inst in arr.instances:
+        body.append(Call(inst.func, inst.args, tuple(map(str, inst.template_args)), task=True))
+    body.append(Line("ODYSSEY_DATAFLOW_END"))
+    return tuple(body)
+
+
+def top_functions(ctx: Ctx, arr: Array) -> tuple[Function, ...]:
+    """The top function ``kernel0`` (m_axi ports with their depths, AXI-lite control) and, when
+    the design has pass loops, the dataflow region ``kernel0_pass`` it calls once per pass."""
+    ports = _ports(ctx)
+    params = tuple(Param(t, n) for t, n, _ in ports)
+    iface: list[Stmt] = [Pragma(f"HLS INTERFACE m_axi port={n} offset=slave bundle=gmem_{n} depth={w}")
+                         for _, n, w in ports]
+    iface.append(Pragma("HLS INTERFACE s_axilite port=return"))
+    if not arr.scalars:
+        return (Function("kernel0", params, (*iface, *_region_body(arr)), extern_c=True,
+                         comment="kernel0: the systolic array, one dataflow region."),)
+    region = Function("kernel0_pass", params + tuple(Param("int", sc) for sc in arr.scalars),
+                      _region_body(arr), comment="kernel0_pass: one pass of the array (a dataflow region).")
+    call: Stmt = Call("kernel0_pass", tuple(n for _, n, _ in ports) + arr.scalars)
+    for loop in reversed(ctx.pass_loops):
+        call = For(f"t_{loop}", ctx.g(loop).tiles_sym, (call,))
+    top = Function("kernel0", params, (*iface, call), extern_c=True,
+                   comment=f"kernel0: one pass per iteration of the tile loops {', '.join(ctx.pass_loops)}; "
+                           "partial sums go through DRAM between passes.")
+    return region, top
+
+
+def kernel_files(ctx: Ctx, arr: Array, header_comment: str, *, burst_overhead: int = 20,
+                 region_restart: int = 0) -> tuple[str, str]:
     """``(kernel.h, kernel.cpp)`` texts."""
     defines = [(n, str(v)) for n, v in ctx.scop.params]
     defines += [(n, str(v)) for n, v in ctx.tiling.values]
     defines += [(op.lanes_macro, str(op.lanes)) for op in ctx.inputs]
     defines.append(("ODYSSEY_DRAM_BURST_OVERHEAD", str(burst_overhead)))
+    defines.append(("ODYSSEY_REGION_RESTART", str(region_restart)))
     ctypes = {op.ctype for op in ctx.operands}
-    ports = [(op.word_type + " *", op.name) for op in ctx.inputs] + [(ctx.output.ctype + " *", ctx.output.name)]
-    proto = 'extern "C" void kernel0(' + ", ".join(f"{t}{n}" for t, n in ports) + ");"
+    tops = top_functions(ctx, arr)
+    proto = print_function(tops[-1], prototype=True)
     header = Unit(
         header_comment,
         ('"ap_int.h"', '"hls_stream.h"', '"hls_streamofblocks.h"', '"odyssey_bits.h"', '"odyssey_dataflow.h"'),
@@ -307,30 +421,9 @@ def kernel_files(ctx: Ctx, arr: Array, header_comment: str, *, burst_overhead: i
     h_text = "#ifndef ODYSSEY_KERNEL_H\n#define ODYSSEY_KERNEL_H\n" + print_unit(header) + "#endif\n"
     body: list[str] = [f"// {line}" for line in header_comment.splitlines()]
     body += ['', '#include "kernel.h"', ""]
-    for f in arr.functions.values():
+    for f in (*arr.functions.values(), *tops):
         body += [print_function(f), ""]
-    # top function
-    top = [proto[:-1] + " {"]
-    for _, n in ports:
-        top.append(f"#pragma HLS INTERFACE m_axi port={n} offset=slave bundle=gmem_{n}")
-    top.append("#pragma HLS INTERFACE s_axilite port=return")
-    top.append("#pragma HLS DATAFLOW")
-    for ff in arr.fifos.values():
-        if ff.kind == "stream":
-            top.append(f"  hls::stream<{ff.ctype}, {ff.depth}> {ff.name}(\"{ff.name}\");")
-        else:
-            top.append(f"  hls::stream_of_blocks<{ff.ctype}> {ff.name};")
-            if ff.name in arr.partitions:
-                dim, factor = arr.partitions[ff.name]
-                top.append(f"#pragma HLS ARRAY_PARTITION variable={ff.name} cyclic factor={factor} dim={dim}")
-    top.append("  ODYSSEY_DATAFLOW_BEGIN")
-    for inst in arr.instances:
-        targs = f"<{', '.join(map(str, inst.template_args))}>" if inst.template_args else ""
-        top.append(f"  ODYSSEY_TASK({inst.func}{targs}({', '.join(inst.args)}));")
-    top.append("  ODYSSEY_DATAFLOW_END")
-    top.append("}")
-    body += top
-    return h_text, "\n".join(body) + "\n"
+    return h_text, "\n".join(body)
 
 
-__all__ = ["Array", "Fifo", "Instance", "build_array", "kernel_files", "of_bits"]
+__all__ = ["Array", "Fifo", "Instance", "build_array", "has_cin", "kernel_files", "of_bits", "top_functions"]

@@ -14,12 +14,14 @@ writer: the epilogue), the latency is the largest of
 * input-bound, for each input ``X``: ``L_{L3,X} + tile + drain + D_out``;
 * output-bound: ``first + visit + L_{L3,out}``;
 * any other module ``m`` (chains, feeders, PE drains): ``first + L_m + drain``;
-* phases, when partial sums are read back on a fraction ``f`` of the output visits: the visits
-  alternate between the L3 module writing (``W``) and reading then writing (``R + W``), each at
-  the pace of its slowest stage: ``min(first, tile) + visits * ((1-f) max(S, W) + f max(S, R + W))
-  + drain + D_out - slack`` with ``S`` the largest average per-visit latency of the other
-  modules and ``slack = pairs * 2 * min(S - W, R + W - S)`` (the two-deep buffers let the
-  faster side run two visits ahead at each change of phase).
+
+These terms are those of one *pass*: a design whose ordering puts a reduction tile loop outside
+the output's loops runs its dataflow region once per iteration of the pass loops (the
+ordering's loops up to that reduction loop), reading partial sums back at the start of a pass
+and writing them at its end, so module latencies, visits and tiles above are counted within a
+pass, and the design takes ``P * pass + (P - 1) * R`` cycles for ``P`` passes and ``R`` the
+region's restart (``platforms/assumptions.json``). The partial-sum reader's latency is its
+average over the passes (it reads on the passes whose outer reduction indices are not all 0).
 
 The ``max`` variant (the TENET-style simplification the paper criticises) is
 ``max(PE compute cycles, max over L3 modules of L_m)``: no prologue, epilogue or drain.
@@ -31,26 +33,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from odyssey.errors import ModelError
-from odyssey.expr import Expr, const, eceil, emax, emin, from_json, mul, substitute
+from odyssey.expr import Expr, const, eceil, emax, from_json, mul, substitute
 from odyssey.model.design_model import DesignModel, ParamSpec
-from odyssey.model.latency import module_latency, pipeline_depth, visit_phases
+from odyssey.model.latency import module_latency, pipeline_depth
 from odyssey.model.resources import bram18k, dsp, loop_table, offchip_bytes
-from odyssey.platforms import Platform
+from odyssey.platforms import Platform, assumption
 
 VARIANTS = ("accurate", "max")
-
-#: depth of the ping-pong buffers between stages (visits a stage can run ahead)
-BUFFERED = 2
 
 
 def _e(obj: Any, subst: Mapping[str, Expr]) -> Expr:
     return substitute(from_json(obj), subst)
 
 
-def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: str = "accurate") -> dict[str, Expr]:
+def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: str = "accurate",
+                      region_restart: int | None = None) -> dict[str, Expr]:
     """Every model expression of a descriptor, in the tuning parameters (sizes substituted)."""
     if variant not in VARIANTS:
         raise ModelError(f"unknown model variant `{variant}`; choose one of {', '.join(VARIANTS)}")
+    if region_restart is None:
+        region_restart = assumption("region_restart_cycles").value
     subst: dict[str, Expr] = {k: const(v) for k, v in desc["sizes"].items()}
     for op in desc["operands"]:
         subst[op["lanes_macro"]] = _e(op["lanes_sym"], subst)
@@ -60,10 +62,17 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     out_op = next(o for o in desc["operands"] if o["role"] == "output")
     inputs = [o for o in desc["operands"] if o["role"] == "input"]
 
+    passes = list(desc.get("passes", {}).get("loops", []))
+
     def visits(names: list[str]) -> Expr:
         return mul(*[loops[n]["tiles"] for n in names]) if names else const(1)
 
+    def visits_in_pass(names: list[str]) -> Expr:
+        return visits([n for n in names if n not in passes])
+
+    n_pass = visits(passes)
     all_tiles = visits([lp["name"] for lp in desc["loops"]])
+    pass_tiles = visits_in_pass([lp["name"] for lp in desc["loops"]])
     pe_names = [n for n, m in mods.items() if m["kind"] == "pe"]
     pe = emax(*[lat[n] for n in pe_names])
     pe_mod = mods[pe_names[0]]
@@ -73,17 +82,18 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     acc_mem = next(m for m in desc["memory"] if m["name"] == "acc")
     acc = mul(*[_e(d, subst) for d in acc_mem["dims_sym"]])
     drain_blocks = mul(*[loops[s]["outer"] for s in out_op["injection_loops"]]) if out_op["injection_loops"] else const(1)
-    out_visits = visits(out_op["reload_loops"])
+    out_visits = visits_in_pass(out_op["reload_loops"])
     l3_in = {o["name"]: lat[f"{o['name']}_IO_L3_in"] for o in inputs}
-    first = emax(*[eceil(l3_in[o["name"]] / visits(o["reload_loops"])) for o in inputs]) if inputs else const(0)
+    first = emax(*[eceil(l3_in[o["name"]] / visits_in_pass(o["reload_loops"])) for o in inputs]) \
+        if inputs else const(0)
     l3_out_name = next(n for n, m in mods.items() if m["kind"] == "io_l3_out")
     # the epilogue: the last output tile through the drain chain (one element per cycle) and
     # the L3 writer (with its burst overheads), whichever is slower
     drain = emax(drain_blocks * acc, eceil(lat[l3_out_name] / out_visits))
     d_out = pipeline_depth(mods[l3_out_name], subst)
-    comm = emax(*l3_in.values(), lat[l3_out_name])
+    comm = n_pass * emax(*l3_in.values(), lat[l3_out_name])
     compute = all_tiles * tile
-    inner_tiles = all_tiles / out_visits
+    inner_tiles = pass_tiles / out_visits
     terms: dict[str, Expr] = {
         "PE": first + pe + drain + d_out,
         l3_out_name: first + tile * inner_tiles + lat[l3_out_name],
@@ -94,28 +104,9 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
         # a chain's boundary module moves a subset of what its head moves: never the bound
         if m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not n.endswith("_boundary"):
             terms[n] = first + lat[n] + drain
-    phases = visit_phases(mods[l3_out_name], subst, burst_overhead=burst_overhead)
-    if phases is not None:
-        # partial sums are read back on a fraction f of the output visits only: visits alternate
-        # between a phase where the L3 module writes (W) and one where it also reads (R + W),
-        # and each phase runs at the pace of its own slowest stage
-        r_cost, w_cost, f = phases
-        others = [lat[n] / out_visits for n, m in mods.items()
-                  if n != l3_out_name and not n.endswith("_boundary")]
-        stage = emax(*others)
-        # the double-buffered accumulators and partial-sum blocks let the faster side run
-        # BUFFERED visits ahead at every change of phase, once per pair of phases
-        order = desc["design"]["order"]
-        red = set(desc["design"]["reduction_loops"])
-        outer_red = [n for n in out_op["reload_loops"] if n in red]
-        pairs = visits([n for n in order[: order.index(outer_red[0])]]) if outer_red else const(1)
-        slack = pairs * BUFFERED * emin(emax(stage - w_cost, 0), emax(r_cost + w_cost - stage, 0))
-        # the steady state already contains the input readers' time: start it after the
-        # shorter of the first load and one tile (an input-bound array starts at once)
-        terms["phases"] = emin(first, tile) \
-            + out_visits * ((1 - f) * emax(stage, w_cost) + f * emax(stage, r_cost + w_cost)) \
-            - slack + drain + d_out
-    latency = emax(*terms.values()) if variant == "accurate" else emax(compute, comm)
+    per_pass = emax(*terms.values())
+    latency = n_pass * per_pass + (n_pass - 1) * region_restart if variant == "accurate" \
+        else emax(compute, comm)
     total_bram, bram_parts = bram18k(desc, subst)
     bram_smooth, _ = bram18k(desc, subst, smooth=True)
     traffic, per_array = offchip_bytes(desc, subst)
@@ -123,7 +114,7 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
         "latency": latency, "dsp": dsp(desc, subst), "bram18k": total_bram, "uram": const(0),
         "offchip_bytes": traffic, "bram18k_smooth": bram_smooth, "compute_cycles": compute,
         "comm_cycles": comm, "pe_ii": ii, "prologue_cycles": first, "drain_cycles": drain,
-        "padding_ratio": _padding(desc, loops),
+        "padding_ratio": _padding(desc, loops), "passes": n_pass,
     }
     for name, e in terms.items():
         exprs[f"bound:{name}"] = e

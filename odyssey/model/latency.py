@@ -119,25 +119,3 @@ def _depth(loop: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
     if loop.get("depth_sym") is not None:
         return _expr(loop["depth_sym"], subst)
     return const(int(loop.get("pipeline_depth") or IO_DEPTH))
-
-
-def visit_phases(module: Mapping[str, Any], subst: Mapping[str, Expr], *, burst_overhead: int) -> tuple[Expr, Expr, Expr] | None:
-    """For an L3 module that reads partial sums back on some visits (an ``if`` with a
-    frequency inside its visit loops): ``(R, W, f)``, the latency of the read-back and of the
-    rest of one visit, and the fraction of visits that read. ``None`` for other modules."""
-    body = list(module["ast"])
-    while True:
-        stmts = [s for s in body if s.get("type") not in ("pragma", "comment", "decl")]
-        if len(stmts) == 1 and stmts[0].get("type") == "for" and stmts[0].get("pipeline_ii") is None \
-                and _pipelined_chain(stmts[0]) is None:
-            body = stmts[0]["body"]
-            continue
-        break
-    ifs = [s for s in stmts if s.get("type") == "if" and s.get("freq") is not None]
-    if not ifs:
-        return None
-    read = ifs[0]
-    rest = [s for s in stmts if s is not read]
-    r = block_latency(read["then"], subst, burst_overhead=burst_overhead)
-    w = block_latency(rest, subst, burst_overhead=burst_overhead)
-    return r, w, _expr(read["freq"], subst)

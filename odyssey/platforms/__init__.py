@@ -9,6 +9,7 @@ from __future__ import annotations
 from odyssey.platforms.loader import (
     DEFAULT_USABLE_FRACTION,
     RESOURCES,
+    Assumption,
     BramGeometry,
     MemoryInterface,
     OpCost,
@@ -18,6 +19,7 @@ from odyssey.platforms.loader import (
     ResourceCounts,
     UramGeometry,
     UsableFractions,
+    assumption,
     available,
     default_op_costs,
     list_platforms,
@@ -28,6 +30,8 @@ from odyssey.platforms.loader import (
 )
 
 __all__ = [
+    "Assumption",
+    "assumption",
     "DEFAULT_USABLE_FRACTION",
     "RESOURCES",
     "BramGeometry",

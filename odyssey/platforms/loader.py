@@ -182,7 +182,8 @@ class Platform:
 
 def _bundled_names() -> list[str]:
     files = resources.files("odyssey.platforms").iterdir()
-    return sorted(f.name[:-5] for f in files if f.name.endswith(".json") and f.name != "optable.json")
+    return sorted(f.name[:-5] for f in files
+                  if f.name.endswith(".json") and f.name not in ("optable.json", "assumptions.json"))
 
 
 def list_platforms() -> list[str]:
@@ -350,3 +351,25 @@ def mac_cost(dtype: str, *, costs: OpCosts | None = None) -> tuple[int, int]:
     m_dsp, m_lat = op_cost(dtype, "mul", costs=costs)
     a_dsp, a_lat = op_cost(dtype, "add", costs=costs)
     return m_dsp + a_dsp, m_lat + a_lat
+
+
+_ASSUMPTIONS = Path(__file__).resolve().parent / "assumptions.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """A timing value of the generated hardware that no data sheet gives, and its origin."""
+
+    name: str
+    value: int
+    unit: str
+    source: str
+
+
+def assumption(name: str) -> Assumption:
+    """One entry of ``platforms/assumptions.json`` (e.g. ``region_restart_cycles``)."""
+    data = load_json(_ASSUMPTIONS.read_text(), str(_ASSUMPTIONS))
+    entry = data.get(name)
+    if not isinstance(entry, dict) or not isinstance(entry.get("value"), int):
+        raise PlatformError(f"{_ASSUMPTIONS}: `{name}` must be an object with an integer `value`")
+    return Assumption(name, int(entry["value"]), str(entry.get("unit", "")), str(entry.get("source", "")))

@@ -397,7 +397,7 @@ def _run_case(root: Path, name: str, case: Case) -> CsimResult:
     design.mkdir()
     for filename, text in case.files.items():
         (design / filename).write_text(text)
-    return run_csim(design, timeout_s=case.timeout_s, extra_flags=case.extra_flags)
+    return run_csim(design, mode="concurrent", timeout_s=case.timeout_s, extra_flags=case.extra_flags)
 
 
 @pytest.fixture(scope="module")
@@ -497,7 +497,7 @@ def test_build_products_stay_out_of_the_design_dir(tmp_path: Path) -> None:
     design.mkdir()
     (design / "host.cpp").write_text(MISMATCH_HOST)
     before = sorted(p.name for p in design.iterdir())
-    result = run_csim(design, timeout_s=10.0)
+    result = run_csim(design, mode="concurrent", timeout_s=10.0)
     assert result.status == "mismatch", _explain(result)
     assert sorted(p.name for p in design.iterdir()) == before
 

@@ -5,11 +5,13 @@
 //
 // Semantics
 //   * `hls::stream<T, DEPTH>` derives from `hls::stream<T>` (== `hls::stream<T, 0>`), exactly
-//     as in Vitis 2021.1+, so module functions take `hls::stream<T>&` and the top function
-//     declares `hls::stream<T, D> s("name");`.
+//     as in Vitis 2021.1+, so module functions take `hls::stream<T>&`. Generated top functions
+//     declare `hls::stream<T> s("name");` with `#pragma HLS STREAM variable=s depth=D` (what
+//     every Vitis version accepts).
 //   * With ODYSSEY_CSIM defined (concurrent C simulation: one thread per dataflow process) a
-//     stream is a bounded, thread-safe FIFO of capacity DEPTH (DEPTH <= 0 means 2, the Vitis
-//     default). A blocking read on an empty / write on a full stream waits.
+//     stream is a bounded, thread-safe FIFO of capacity DEPTH, or else the depth of its STREAM
+//     pragma (odyssey_stream_depth), or else 2 (the Vitis default). A blocking read on an
+//     empty / write on a full stream waits.
 //   * Without ODYSSEY_CSIM (sequential execution, like Vitis C simulation) streams are
 //     unbounded, so writes never block.
 //   * Deadlock rule: a blocking read/write that has waited while no stream in the whole
@@ -175,12 +177,26 @@ inline void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variab
   }
 }
 
-// Capacity of a FIFO declared with `depth` in the current simulation mode.
-inline std::size_t fifo_capacity(int depth) {
+}  // namespace csim
+}  // namespace odyssey
+
+// Depth of a named FIFO as declared by a `#pragma HLS STREAM variable=<name> depth=<d>` line of
+// the printed kernel (0 when none): `odyssey csim --concurrent` links a table built from those
+// pragmas. A weak declaration, so programs without the table still link.
+extern "C" int odyssey_stream_depth(const char* name) __attribute__((weak));
+
+namespace odyssey {
+namespace csim {
+
+// Capacity of a FIFO declared with `depth` (its template argument) and `name` in the current
+// simulation mode: the template depth, else the STREAM pragma's, else 2 (the Vitis default).
+inline std::size_t fifo_capacity(int depth, const char* name = nullptr) {
 #ifdef ODYSSEY_CSIM
+  if (depth <= 0 && name != nullptr && odyssey_stream_depth != nullptr) depth = odyssey_stream_depth(name);
   return depth <= 0 ? 2u : static_cast<std::size_t>(depth);
 #else
   (void)depth;
+  (void)name;
   return std::numeric_limits<std::size_t>::max();
 #endif
 }
@@ -278,7 +294,7 @@ class stream<T, 0> {
   stream(int depth, const char* name)
       : name_(name != nullptr ? std::string(name)
                               : odyssey::csim::default_stream_name("hls_stream")),
-        capacity_(odyssey::csim::fifo_capacity(depth))
+        capacity_(odyssey::csim::fifo_capacity(depth, name))
 #ifdef ODYSSEY_TIMED
         ,
         timing_(capacity_)

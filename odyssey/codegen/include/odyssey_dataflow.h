@@ -14,7 +14,9 @@
 // With ODYSSEY_CSIM defined every task runs on its own std::thread (capturing by reference,
 // so streams must be declared before ODYSSEY_DATAFLOW_BEGIN) and ODYSSEY_DATAFLOW_END joins
 // them all, so processes run concurrently over bounded FIFOs as in hardware. Without it the
-// macros expand to the plain sequential calls that Vitis HLS sees in its DATAFLOW region.
+// macros expand to the plain sequential calls that Vitis HLS sees in its DATAFLOW region (and
+// that Vitis C simulation runs one after another, in call order); `odyssey csim` in its
+// sequential mode also records which process runs (odyssey_vitis_csim.h).
 // Module functions must not keep state in function-local statics and must not share plain
 // arrays between tasks: in C simulation they run concurrently.
 #ifndef ODYSSEY_DATAFLOW_H
@@ -28,6 +30,10 @@
 #include <utility>
 #include <vector>
 
+#ifdef ODYSSEY_TIMED
+#include "odyssey_timed.h"
+#endif
+
 namespace odyssey {
 
 constexpr bool in_csim = true;
@@ -35,7 +41,13 @@ constexpr bool in_csim = true;
 // Owns the threads of one dataflow region; joins them on join() or destruction.
 class dataflow_region {
  public:
+#ifdef ODYSSEY_TIMED
+  // A region's tasks start when every earlier task has ended (the top function calls the
+  // region once per pass, each call returning before the next), see odyssey_timed.h.
+  dataflow_region() { ::odyssey::timed::begin_region(); }
+#else
   dataflow_region() = default;
+#endif
   dataflow_region(const dataflow_region&) = delete;
   dataflow_region& operator=(const dataflow_region&) = delete;
   ~dataflow_region() { join(); }
@@ -79,9 +91,21 @@ namespace odyssey {
 constexpr bool in_csim = false;
 }  // namespace odyssey
 
+#ifdef ODYSSEY_VITIS_ENTER
+// `odyssey csim` (sequential, Vitis semantics): record the process being run for the error
+// reports of odyssey_vitis_csim.h
+#define ODYSSEY_DATAFLOW_BEGIN
+#define ODYSSEY_TASK(...)                 \
+  do {                                    \
+    ODYSSEY_VITIS_ENTER(#__VA_ARGS__);    \
+    __VA_ARGS__;                          \
+  } while (0)
+#define ODYSSEY_DATAFLOW_END ODYSSEY_VITIS_ENTER("(end of the dataflow region)");
+#else
 #define ODYSSEY_DATAFLOW_BEGIN
 #define ODYSSEY_TASK(...) __VA_ARGS__
 #define ODYSSEY_DATAFLOW_END
+#endif  // ODYSSEY_VITIS_ENTER
 
 #endif  // ODYSSEY_CSIM
 

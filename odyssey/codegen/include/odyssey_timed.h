@@ -6,7 +6,10 @@
 //
 // Timing contract (all times in cycles, signed 64-bit)
 //   Clock. Every dataflow task (ODYSSEY_TASK) runs on its own thread with a thread-local clock
-//     `t` starting at 0. Only the operations below move it; plain C++ statements take no time.
+//     `t` starting at its region's start: 0 for the first call of a dataflow region, and for a
+//     later call (the next pass of a design with pass loops) the largest end time so far plus
+//     ODYSSEY_REGION_RESTART. Only the operations below move it; plain C++ statements take no
+//     time.
 //   Stall. Waiting for something in simulated time moves `t` to the later time `w` and adds
 //     `w - t` to the task's stall count. If a pipeline is active (between ODYSSEY_PIPE_BEGIN and
 //     ODYSSEY_PIPE_END) it also sets `last_issue = t`: the iteration issues late and the next
@@ -37,7 +40,7 @@
 //     caller's `t`) / write (stamped as a blocking write would be, without stalling) so that the
 //     slot accounting of later blocking operations stays aligned.
 //   Report. When a task returns, its final `t` (end time) and stall count are recorded under
-//     its name: the task call up to its '(' (e.g. `PE<0, 1>`). ODYSSEY_TIMED_REPORT() prints
+//     its name: the task call up to its '(' (e.g. `PE<0, 1>`; once per pass). ODYSSEY_TIMED_REPORT() prints
 //         ODYSSEY TIMED CYCLES <max end time over all tasks>
 //         ODYSSEY TIMED MODULE <name> <end> <stall>        (one line per task, spawn order)
 //     to stdout. The design latency is the maximum end time (the DRAM writer finishes last).
@@ -240,10 +243,37 @@ inline std::size_t register_task(const char* call) {
   return reg.tasks.size() - 1;
 }
 
-// Lives for the whole task body on the task's thread: fresh clock in, end time out.
+#ifndef ODYSSEY_REGION_RESTART
+#define ODYSSEY_REGION_RESTART 0
+#endif
+
+// Start time of the tasks of the dataflow region being run: 0 for the first region, else the
+// largest end time of every task so far plus ODYSSEY_REGION_RESTART (the top function calls
+// the region again for the next pass once every task of this one has returned).
+inline cycles& region_start() {
+  static cycles start = 0;
+  return start;
+}
+
+inline void begin_region() {
+  task_registry& reg = registry();
+  std::lock_guard<std::mutex> guard(reg.mutex);
+  cycles latest = 0;
+  for (const task_record& task : reg.tasks) {
+    if (task.done && task.end > latest) latest = task.end;
+  }
+  region_start() = reg.tasks.empty() ? 0 : latest + ODYSSEY_REGION_RESTART;
+}
+
+// Lives for the whole task body on the task's thread: clock set to the region's start, end
+// time out.
 class task_scope {
  public:
-  explicit task_scope(std::size_t index) : index_(index) { local() = thread_clock{}; }
+  explicit task_scope(std::size_t index) : index_(index) {
+    local() = thread_clock{};
+    local().t = region_start();
+    local().last_issue = region_start();
+  }
   task_scope(const task_scope&) = delete;
   task_scope& operator=(const task_scope&) = delete;
   ~task_scope() {
