@@ -1,6 +1,10 @@
 """Generate and C-simulate every design of the bundled kernels with three tilings each.
 
-Usage: python scripts/csim_sweep.py [--jobs 2] [--kernels mm,cnn] [--quick]
+Usage: python scripts/csim_sweep.py [--jobs 2] [--kernels mm,cnn] [--quick] [--concurrent]
+
+By default every design runs the way Vitis HLS C simulation runs it (processes called in order
+over unbounded streams, Xilinx's own ap_int.h/hls_stream.h); `--concurrent` runs one thread per
+process over FIFOs of their declared depths instead (the deadlock check).
 
 For MM at 64x64x64 and 37x41x43 and CNN at [I,O,H,W,P,Q] = [16,16,16,16,3,3] and an odd
 layer, every design gets a divisor tiling, a non-divisor tiling and a SIMD tiling
@@ -32,7 +36,7 @@ CASES: dict[str, list[dict[str, str]]] = {
 }
 
 
-def run_case(args: tuple[str, dict[str, str], str, str]) -> tuple[str, str, str, str, str, float]:
+def run_case(args: tuple[str, dict[str, str], str, str, str]) -> tuple[str, str, str, str, str, float]:
     from odyssey.codegen.csim import run_csim
     from odyssey.codegen.generate import generate
     from odyssey.codegen.samples import sample_tiling
@@ -41,7 +45,7 @@ def run_case(args: tuple[str, dict[str, str], str, str]) -> tuple[str, str, str,
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
 
-    kernel, defines, design_id, kind = args
+    kernel, defines, design_id, kind, mode = args
     t0 = time.perf_counter()
     ks = analyse(load_scop(ROOT / "kernels" / f"{kernel}.c", defines))
     d = ks.design(design_id)
@@ -53,7 +57,7 @@ def run_case(args: tuple[str, dict[str, str], str, str]) -> tuple[str, str, str,
         return kernel, design_id, kind, "gen-error", f"{label}: {exc}", time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         out = write_design(g, Path(tmp) / "design")
-        r = run_csim(out, timeout_s=120)
+        r = run_csim(out, mode=mode, timeout_s=120)  # type: ignore[arg-type]
     return kernel, design_id, kind, r.status, f"{label}: {r.message}", time.perf_counter() - t0
 
 
@@ -62,7 +66,13 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--kernels", default=",".join(CASES))
     ap.add_argument("--quick", action="store_true", help="first size only, divisor tiling only")
+    ap.add_argument("--concurrent", action="store_true", help="threaded C simulation instead of Vitis semantics")
     args = ap.parse_args()
+    mode = "concurrent" if args.concurrent else "sequential"
+    from odyssey.codegen.csim import include_dir, vendor_include_dir
+
+    headers = include_dir() if args.concurrent else vendor_include_dir()
+    print(f"mode {mode}, headers {headers}", flush=True)
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
 
@@ -75,7 +85,7 @@ def main() -> int:
             kinds = ("divisor",) if args.quick else ("divisor", "nondivisor", "simd")
             for d in designs:
                 for kind in kinds:
-                    work.append((kernel, defines, d.id, kind))
+                    work.append((kernel, defines, d.id, kind, mode))
     t0 = time.perf_counter()
     results = []
     with ProcessPoolExecutor(args.jobs) as pool:
@@ -84,7 +94,7 @@ def main() -> int:
             results.append(res)
             print(f"{kernel:7s} {did:16s} {kind:10s} {status:12s} {secs:5.1f}s  {msg}", flush=True)
     passed = sum(1 for r in results if r[3] == "pass")
-    print(f"{passed} passed, {len(results) - passed} failed  ({time.perf_counter() - t0:.0f} s)")
+    print(f"{passed} passed, {len(results) - passed} failed  ({time.perf_counter() - t0:.0f} s, {mode})")
     return 0 if passed == len(results) else 1
 
 

@@ -96,6 +96,22 @@ def _cmd_csim(args: argparse.Namespace) -> int:
     return 0 if res.passed else 1
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    from odyssey.codegen.static_check import check_design
+    from odyssey.platforms import load_platform
+
+    d = Path(args.dir)
+    report = check_design(d, clock_mhz=load_platform(args.platform).clock_mhz)
+    if args.json:
+        print(json.dumps(report.as_json(), indent=1))
+        return 0 if report.ok else 1
+    print(f"{d}: {len(report.processes)} processes, {report.channels} channels: "
+          + ("ok" if report.ok else f"{len(report.problems)} problem(s)"))
+    for p in report.problems:
+        print(f"  {p.where}: {p.what}\n      ({p.why})")
+    return 0 if report.ok else 1
+
+
 def _cmd_sim(args: argparse.Namespace) -> int:
     from odyssey.codegen.timedsim import run_timed_sim
 
@@ -220,6 +236,13 @@ def register(sub: Any) -> None:
     c.add_argument("--json", action="store_true",
                    help="print one JSON object (mode, headers, status, message, times)")
     c.set_defaults(func=_cmd_csim)
+
+    k = sub.add_parser("check", help="static checks of a generated design's printed C++ (dataflow "
+                       "channels and call order, pragma targets, m_axi depths, clock)")
+    k.add_argument("dir", help="design directory written by `odyssey generate`")
+    k.add_argument("--platform", default="u250", help="platform whose clock hls.tcl must use")
+    k.add_argument("--json", action="store_true", help="print one JSON object (ok, loops, problems)")
+    k.set_defaults(func=_cmd_check)
 
     s = sub.add_parser("sim", help="timed C simulation: simulated latency in cycles, per module")
     s.add_argument("dir", help="design directory written by `odyssey generate`")

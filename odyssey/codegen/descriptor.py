@@ -50,6 +50,11 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
         "bits": ctx.output.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)], "double_buffered": True,
         "instances": t.num_pes, "packing_lanes": 1, "simd_read": False,
     })
+    memory.append({  # the PE's running sums (a plain array beside the accumulator blocks)
+        "name": "acc_running", "module": "PE", "array": ctx.output.array.name, "elem": ctx.output.ctype,
+        "bits": ctx.output.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)], "double_buffered": False,
+        "instances": t.num_pes, "packing_lanes": 1, "simd_read": False,
+    })
     if ctx.needs_cin and ctx.main.op != "=":
         out = ctx.output
         memory.append({

@@ -31,7 +31,7 @@ from odyssey.codegen.hls_ast import (
     StreamWrite,
 )
 from odyssey.codegen.io_modules import stream_t
-from odyssey.expr import const
+from odyssey.expr import const, to_c
 from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr
 
 
@@ -131,17 +131,26 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     first_parts = [f"t_{n} == 0" for n in ctx.inner_reduction if ctx.g(n).tiles > 1]
     first_parts += [f"x1_{n} == 0" for n in ctx.reduction if not ctx.g(n).space and ctx.g(n).outer > 1]
     first = " && ".join(first_parts) if first_parts else "true"
+    last_parts = [f"t_{n} == {to_c(ctx.g(n).tiles_sym)} - 1" for n in ctx.inner_reduction if ctx.g(n).tiles > 1]
+    last_parts += [f"x1_{n} == {to_c(ctx.g(n).outer_sym)} - 1" for n in ctx.reduction
+                   if not ctx.g(n).space and ctx.g(n).outer > 1]
     ii = ctx.pe_ii()
     idx = ctx.acc_index(acc_vals)
+    # the running sums live in a plain array (`sums`, what the DEPENDENCE pragma describes);
+    # the last reduction step also writes the result into the accumulator block for the drain
+    store: Stmt = Line(f"acc[{idx}] = s")
+    if last_parts:
+        store = If(" && ".join(last_parts), (store,))
     body: list[Stmt] = [*reads, Decl(octype, "v", init=_identity(op)), lanes_loop,
-                        Line(f"acc[{idx}] = ({first}) ? v : ({octype})(acc[{idx}] {comb} v)")]
+                        Decl(octype, "s", init=f"({first}) ? v : ({octype})(sums[{idx}] {comb} v)"),
+                        Line(f"sums[{idx}] = s"), store]
     loops = ctx.pe_loops()
     compute: tuple[Stmt, ...] = tuple(body)
     d_dist = _dependence_distance(ctx)
     for k, (var, _, trip, _) in enumerate(reversed(loops)):
         extra: tuple[Pragma, ...] = ()
         if k == 0 and d_dist is not None:
-            extra = (Pragma(f"HLS DEPENDENCE variable=acc type=inter dependent=true distance={d_dist}"),)
+            extra = (Pragma(f"HLS DEPENDENCE variable=sums type=inter dependent=true distance={d_dist}"),)
         compute = (For(var, trip, compute, pipeline_ii=ii if k == 0 else None, extra_pragmas=extra,
                        pipeline_depth=ctx.pe_depth(simd_lanes), depth_sym=ctx.pe_depth_sym(),
                        ii_sym=ctx.pe_ii_sym() if k == 0 else None),)
@@ -153,7 +162,8 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     params.append(Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="out"))
     inner = ctx.tile_loops(ctx.inner_reduction, compute)
     body_v = (Scope((Line(f"hls::write_lock<{acc_t(ctx)}> acc(acc_blocks)"), *inner)),)
-    full = ctx.tile_loops(ctx.order[: ctx.out_trunc], body_v)
+    full = (Decl(octype, "sums", dims=(ctx.acc_size()[0],)),
+            *ctx.tile_loops(ctx.order[: ctx.out_trunc], body_v))
     template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
     name = variant.compute_name()
     return Function(name, tuple(params), full, template=template, kind="pe",

@@ -84,7 +84,7 @@ def bram18k(desc: Mapping[str, Any], subst: Mapping[str, Expr], *, smooth: bool 
             inst = mul(*[loops[s]["outer"] for s in op["injection_loops"]]) if op["injection_loops"] else const(1)
             lanes = _e(op["lanes_sym"], subst)
             banks = emax(lanes, simd) if op["simd"] else lanes
-        elif name == "acc":
+        elif name in ("acc", "acc_running"):
             inst, banks = pes, const(1)
         else:  # partial sums of the output
             out = next(o for o in desc["operands"] if o["role"] == "output")

@@ -1,0 +1,284 @@
+"""Static checks of a generated design, read from its printed C++ (``odyssey check DIR``).
+
+Nothing here reads the generator's own data (the descriptor): every fact comes from
+``kernel.cpp`` and ``hls.tcl`` as a Vitis user would hand them to the tool, so a generator bug
+cannot hide behind the number it would be checked against. The parser knows the shape of
+printed odyssey designs (functions at column 0, one statement per line), not all of C++.
+
+Rules, with their source in the Vitis HLS user guide (UG1399):
+
+* **Dataflow channels** ("Dataflow", "Canonical Forms"; "Specifying Arrays as Stream-of-Blocks"):
+  every stream and stream of blocks declared in a dataflow region has exactly one producer and
+  one consumer process, which are different processes; **the producer is called before the
+  consumer** (C simulation runs the processes in call order, so a consumer called first reads
+  nothing); the channels form no cycle.
+* **Pragma targets** ("pragma HLS stream", "pragma HLS array_partition", "pragma HLS
+  dependence", "pragma HLS interface"): ``STREAM`` names a declared ``hls::stream``;
+  ``ARRAY_PARTITION`` names a declared array in its function, not a stream of blocks (the
+  pragma partitions arrays); ``DEPENDENCE variable=`` names a declared array or scalar, not a
+  lock object; every pointer argument of the top function has an ``m_axi`` INTERFACE with a
+  ``depth`` (co-simulation sizes its memory model by it).
+* **Clock**: ``create_clock -period`` of ``hls.tcl`` equals the platform's kernel clock.
+
+Not yet checked here: the initiation interval each pipelined loop reaches (memory ports per
+bank against the accesses of unrolled lanes, loop-carried recurrences through the adder).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from odyssey.errors import OdysseyError
+
+_FUNC = re.compile(r'^(?:extern "C" )?void (\w+)\((.*)\) \{$')
+_TEMPLATE = re.compile(r"^template <(.*)>$")
+_STREAM_DECL = re.compile(r"^\s*hls::stream<(.+)> (\w+)\(")
+_BLOCKS_DECL = re.compile(r"^\s*hls::stream_of_blocks<(.+)> (\w+);")
+_ARRAY_DECL = re.compile(r"^\s*(?:static )?[A-Za-z_][\w:<>]*(?: [\w:<>]+)*? (\w+)((?:\[[^\]]+\])+)(?: = .*)?;$")
+_SCALAR_DECL = re.compile(r"^\s*(?:static )?[\w:<>]+ (\w+)(?: = .*)?;$")
+_CALL = re.compile(r"^\s*(?:ODYSSEY_TASK\()?(\w+)(?:<([^>]*)>)?\((.*?)\)\)?;$")
+_PRAGMA = re.compile(r"^\s*#pragma HLS (\w+)(.*)$", re.I)
+_CLOCK = re.compile(r"create_clock\s+-period\s+([0-9.]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One finding: what is wrong, where (function or file), and why it matters (the rule)."""
+
+    what: str
+    where: str
+    why: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"what": self.what, "where": self.where, "why": self.why}
+
+
+@dataclass(frozen=True, slots=True)
+class CFunction:
+    name: str
+    params: tuple[tuple[str, str], ...]  # (type text, name)
+    body: tuple[str, ...]  # lines between the braces
+
+
+@dataclass
+class CheckReport:
+    problems: list[Problem] = field(default_factory=list)
+    processes: list[str] = field(default_factory=list)
+    channels: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_json(self) -> dict[str, object]:
+        return {"ok": self.ok, "processes": len(self.processes), "channels": self.channels,
+                "loops": [], "problems": [p.as_json() for p in self.problems]}
+
+
+def parse_functions(text: str) -> dict[str, CFunction]:
+    """Function definitions of printed C++ (a template is one definition for all positions)."""
+    lines = text.splitlines()
+    out: dict[str, CFunction] = {}
+    k = 0
+    while k < len(lines):
+        m = _FUNC.match(lines[k])
+        if m is None:
+            k += 1
+            continue
+        end = k + 1
+        while end < len(lines) and lines[end] != "}":
+            end += 1
+        out[m.group(1)] = CFunction(m.group(1), tuple(_split_params(m.group(2))), tuple(lines[k + 1:end]))
+        k = end + 1
+    return out
+
+
+def _split_params(text: str) -> list[tuple[str, str]]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    out = []
+    for p in parts:
+        p = p.strip()
+        m = re.match(r"^(.*?)[\s&*]*(\w+)$", p)
+        if m is not None:
+            out.append((p[: len(p) - len(m.group(2))].strip(), m.group(2)))
+    return out
+
+
+def channel_use(f: CFunction, param: str) -> set[str]:
+    """How ``f`` uses its stream (of blocks) parameter: ``{"in"}``, ``{"out"}``, both or none."""
+    use: set[str] = set()
+    name = re.escape(param)
+    for line in f.body:
+        if re.search(rf"\b{name}\.read(_nb)?\(", line) or re.search(rf"read_lock<[^>]*> \w+\({name}\)", line):
+            use.add("in")
+        if re.search(rf"\b{name}\.write(_nb)?\(", line) or re.search(rf"write_lock<[^>]*> \w+\({name}\)", line):
+            use.add("out")
+    return use
+
+
+def check_design(design_dir: Path, *, clock_mhz: float | None = None) -> CheckReport:
+    """Run every rule of the module docstring on the design in ``design_dir``."""
+    d = Path(design_dir)
+    src = d / "kernel.cpp"
+    if not src.is_file():
+        raise OdysseyError(f"{d}: no kernel.cpp; give a design directory written by `odyssey generate`")
+    funcs = parse_functions(src.read_text())
+    report = CheckReport()
+    regions = [f for f in funcs.values() if any(_is_pragma(ln, "DATAFLOW") for ln in f.body)]
+    if not regions:
+        report.problems.append(Problem("no function has `#pragma HLS DATAFLOW`", str(src),
+                                       "the array's processes must form a dataflow region"))
+    for region in regions:
+        _check_region(region, funcs, report)
+    for f in funcs.values():
+        _check_pragma_targets(f, report)
+    _check_top(funcs, report)
+    if clock_mhz is not None:
+        _check_clock(d / "hls.tcl", clock_mhz, report)
+    return report
+
+
+def _is_pragma(line: str, name: str) -> bool:
+    m = _PRAGMA.match(line)
+    return m is not None and m.group(1).upper() == name
+
+
+def _check_region(region: CFunction, funcs: dict[str, CFunction], report: CheckReport) -> None:
+    declared: dict[str, str] = {}
+    for line in region.body:
+        if (m := _STREAM_DECL.match(line)) is not None:
+            declared[m.group(2)] = "stream"
+        elif (m := _BLOCKS_DECL.match(line)) is not None:
+            declared[m.group(2)] = "stream_of_blocks"
+    report.channels += len(declared)
+    producers: dict[str, list[int]] = {c: [] for c in declared}
+    consumers: dict[str, list[int]] = {c: [] for c in declared}
+    calls: list[str] = []
+    for line in region.body:
+        m = _CALL.match(line)
+        if m is None or m.group(1) not in funcs:
+            continue
+        callee = funcs[m.group(1)]
+        args = [a.strip() for a in m.group(3).split(",")] if m.group(3).strip() else []
+        label = f"{m.group(1)}<{m.group(2)}>" if m.group(2) else m.group(1)
+        k = len(calls)
+        calls.append(label)
+        if len(args) != len(callee.params):
+            report.problems.append(Problem(f"call of `{label}` passes {len(args)} arguments for "
+                                           f"{len(callee.params)} parameters", region.name, "C++"))
+            continue
+        for (_, pname), arg in zip(callee.params, args, strict=True):
+            if arg not in declared:
+                continue
+            use = channel_use(callee, pname)
+            if use == {"in", "out"}:
+                report.problems.append(Problem(f"process `{label}` both reads and writes `{arg}`",
+                                               region.name, "a channel links two different processes (UG1399, Dataflow)"))
+            if "out" in use:
+                producers[arg].append(k)
+            if "in" in use:
+                consumers[arg].append(k)
+    report.processes.extend(calls)
+    for ch, kind in declared.items():
+        p, c = producers[ch], consumers[ch]
+        if len(p) != 1 or len(c) != 1:
+            report.problems.append(Problem(
+                f"{kind} `{ch}` has {len(p)} producer(s) and {len(c)} consumer(s)", region.name,
+                "every channel of a dataflow region has exactly one producer and one consumer (UG1399, Dataflow)"))
+            continue
+        if p[0] > c[0]:
+            report.problems.append(Problem(
+                f"{kind} `{ch}` is read by `{calls[c[0]]}` (call {c[0] + 1}) before its producer "
+                f"`{calls[p[0]]}` (call {p[0] + 1}) is called", region.name,
+                "C simulation runs the processes in call order: the consumer would read an empty "
+                "channel; call producers first (UG1399, Dataflow)"))
+
+
+def _check_pragma_targets(f: CFunction, report: CheckReport) -> None:
+    streams, blocks, arrays, scalars, locks = set(), set(), set(), set(), set()
+    for line in f.body:
+        if (m := _STREAM_DECL.match(line)) is not None:
+            streams.add(m.group(2))
+        elif (m := _BLOCKS_DECL.match(line)) is not None:
+            blocks.add(m.group(2))
+        elif (m := re.match(r"^\s*hls::(?:read|write)_lock<[^>]*> (\w+)\(", line)) is not None:
+            locks.add(m.group(1))
+        elif (m := _ARRAY_DECL.match(line)) is not None:
+            arrays.add(m.group(1))
+        elif (m := _SCALAR_DECL.match(line)) is not None:
+            scalars.add(m.group(1))
+    params = {n for _, n in f.params}
+    for line in f.body:
+        m = _PRAGMA.match(line)
+        if m is None:
+            continue
+        kind, rest = m.group(1).upper(), m.group(2)
+        var = re.search(r"variable=(\w+)", rest)
+        if var is None:
+            continue
+        name = var.group(1)
+        if kind == "STREAM" and name not in streams and name not in params:
+            report.problems.append(Problem(f"STREAM pragma on `{name}`, which is not a declared hls::stream",
+                                           f.name, "pragma HLS stream applies to streams (UG1399)"))
+        if kind == "ARRAY_PARTITION" and name not in arrays:
+            what = "a stream of blocks" if name in blocks else ("a lock" if name in locks else "not a declared array")
+            report.problems.append(Problem(f"ARRAY_PARTITION on `{name}`, {what}", f.name,
+                                           "pragma HLS array_partition partitions an array declared in the "
+                                           "function (UG1399)"))
+        if kind == "DEPENDENCE" and name not in arrays and name not in scalars:
+            what = "an hls lock object" if name in locks else "not a declared array or scalar"
+            report.problems.append(Problem(f"DEPENDENCE on `{name}`, {what}", f.name,
+                                           "pragma HLS dependence names an array or scalar variable (UG1399); "
+                                           "on anything else the recurrence it describes stays"))
+
+
+def _check_top(funcs: dict[str, CFunction], report: CheckReport) -> None:
+    top = funcs.get("kernel0")
+    if top is None:
+        report.problems.append(Problem("no top function `kernel0`", "kernel.cpp", "the host calls kernel0"))
+        return
+    iface: dict[str, str] = {}
+    for line in top.body:
+        m = _PRAGMA.match(line)
+        if m is not None and m.group(1).upper() == "INTERFACE":
+            port = re.search(r"port=(\w+)", m.group(2))
+            if port is not None:
+                iface[port.group(1)] = m.group(2)
+    for ctype, name in top.params:
+        if "*" not in ctype:
+            continue
+        spec = iface.get(name)
+        if spec is None or "m_axi" not in spec:
+            report.problems.append(Problem(f"pointer argument `{name}` has no m_axi INTERFACE", "kernel0",
+                                           "top-level pointers are AXI masters (UG1399, pragma HLS interface)"))
+        elif not re.search(r"depth=\d+", spec):
+            report.problems.append(Problem(f"m_axi port `{name}` has no depth", "kernel0",
+                                           "co-simulation sizes the port's memory model by depth "
+                                           "(UG1399, pragma HLS interface)"))
+
+
+def _check_clock(tcl: Path, clock_mhz: float, report: CheckReport) -> None:
+    if not tcl.is_file():
+        report.problems.append(Problem("no hls.tcl", str(tcl), "a Vitis user runs it"))
+        return
+    m = _CLOCK.search(tcl.read_text())
+    want = 1000.0 / clock_mhz
+    if m is None or abs(float(m.group(1)) - want) > 0.01:
+        got = m.group(1) if m else "none"
+        report.problems.append(Problem(f"create_clock -period {got} ns, the platform's clock is "
+                                       f"{clock_mhz:g} MHz ({want:.3f} ns)", str(tcl),
+                                       "synthesis schedules for the clock it is given"))
