@@ -8,8 +8,10 @@ process over FIFOs of their declared depths instead (the deadlock check).
 
 For MM at 64x64x64 and 37x41x43 and CNN at [I,O,H,W,P,Q] = [16,16,16,16,3,3] and an odd
 layer, every design gets a divisor tiling, a non-divisor tiling and a SIMD tiling
-(`odyssey.codegen.samples`); the other kernels get their first designs. Prints a pass/fail
-table and a summary line; exits 1 if any case fails.
+(`odyssey.codegen.samples`); the other kernels get their first designs. Each case passes when
+its C simulation matches the loop nest and `odyssey check` finds no problem in its printed code
+(status `check` otherwise). Prints a pass/fail table and a summary line; exits 1 if any case
+fails.
 """
 
 from __future__ import annotations
@@ -55,10 +57,15 @@ def run_case(args: tuple[str, dict[str, str], str, str, str]) -> tuple[str, str,
         g = generate(ks, d, tiling)
     except OdysseyError as exc:
         return kernel, design_id, kind, "gen-error", f"{label}: {exc}", time.perf_counter() - t0
+    from odyssey.codegen.static_check import check_design
+
     with tempfile.TemporaryDirectory() as tmp:
         out = write_design(g, Path(tmp) / "design")
         r = run_csim(out, mode=mode, timeout_s=120)  # type: ignore[arg-type]
-    return kernel, design_id, kind, r.status, f"{label}: {r.message}", time.perf_counter() - t0
+        check = check_design(out, clock_mhz=300.0)
+    status = r.status if check.ok or r.status != "pass" else "check"
+    verdict = "check ok" if check.ok else "check: " + "; ".join(f"{p.where}: {p.what}" for p in check.problems)
+    return kernel, design_id, kind, status, f"{label}: {r.message}; {verdict}", time.perf_counter() - t0
 
 
 def main() -> int:

@@ -141,18 +141,32 @@ class Ctx:
             n *= val
         return e, n
 
-    def pe_ii(self) -> int:
-        """Initiation interval of the PE pipeline: the accumulator is re-read every ``D``
-        iterations, ``D`` = product of the PE loops inside the innermost reduction loop that
-        iterates (trip > 1); ``II = max(1, ceil(L_op / D))``."""
-        loops = self.pe_loops()
-        red = [k for k, (_, loop, _, val) in enumerate(loops) if loop in self.reduction and val > 1]
+    def _accumulation_loops(self) -> list[tuple[str, Expr, int]]:
+        """The loops of the PE's flattened pipeline, outer to inner, as ``(loop, trip, value)``:
+        the inner reduction tile loops (inside the accumulator's lock, a perfect nest with the
+        PE loops) and then the PE loops."""
+        out = [(n, self.g(n).tiles_sym, self.g(n).tiles) for n in self.inner_reduction]
+        out += [(loop, trip, val) for _, loop, trip, val in self.pe_loops()]
+        return out
+
+    def recurrence_distance(self) -> int | None:
+        """Iterations between two updates of one accumulator element: the product of the
+        pipeline's loops inside the innermost reduction loop that iterates (None when none
+        iterates: no element is updated twice)."""
+        loops = self._accumulation_loops()
+        red = [k for k, (loop, _, val) in enumerate(loops) if loop in self.reduction and val > 1]
         if not red:
-            return 1
+            return None
         d = 1
-        for _, _, _, val in loops[red[-1] + 1 :]:
+        for _, _, val in loops[red[-1] + 1 :]:
             d *= val
-        return max(1, -(-self.fadd_latency // d))
+        return d
+
+    def pe_ii(self) -> int:
+        """Initiation interval of the PE pipeline: ``II = max(1, ceil(L_op / D))`` with ``D``
+        the :meth:`recurrence_distance` and ``L_op`` the reduction operator's latency."""
+        d = self.recurrence_distance()
+        return 1 if d is None else max(1, -(-self.fadd_latency // d))
 
     def pe_depth(self, simd: int) -> int:
         """Pipeline depth of the PE compute loop: operand read, multiply, the adder tree over
@@ -171,16 +185,16 @@ class Ctx:
         return 2 + self.fadd_latency
 
     def pe_ii_sym(self) -> Expr:
-        """:meth:`pe_ii` as an expression of the tiling: the maximum over the reduction PE
-        loops ``r`` that iterate (trip > 1) of ``ceil(L / D_r)``, ``D_r`` the product of the
-        loops inside ``r``; the innermost such ``r`` has the smallest ``D_r``."""
-        loops = self.pe_loops()
+        """:meth:`pe_ii` as an expression of the tiling: the maximum over the reduction loops
+        ``r`` of the pipeline that iterate (trip > 1) of ``ceil(L / D_r)``, ``D_r`` the product
+        of the loops inside ``r``; the innermost such ``r`` has the smallest ``D_r``."""
+        loops = self._accumulation_loops()
         terms: list[Expr] = [const(1)]
-        for k, (_, loop, trip, _) in enumerate(loops):
+        for k, (loop, trip, _) in enumerate(loops):
             if loop not in self.reduction:
                 continue
             d: Expr = const(1)
-            for _, _, t, _ in loops[k + 1 :]:
+            for _, t, _ in loops[k + 1 :]:
                 d = d * t
             terms.append(where(lt(1, trip), ceil_div(self.fadd_latency, d), 1))
         return emax(*terms)

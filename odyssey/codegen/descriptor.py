@@ -14,6 +14,7 @@ from math import prod
 from typing import Any
 
 from odyssey.codegen.context import Ctx
+from odyssey.codegen.geometry import block_partitions
 from odyssey.codegen.hls_ast import stmt_json
 from odyssey.codegen.io_modules import blk_t
 from odyssey.codegen.pe import op_table
@@ -43,6 +44,8 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
                 "dims_sym": [_j(e) for e in op.box_sym], "double_buffered": True,
                 "instances": max(1, prod(ctx.g(s).outer for s in op.inj)), "packing_lanes": op.lanes,
                 "simd_read": op.simd, "ctype": blk_t(op),
+                "partition": [{"dim": pt.dim, "factor": pt.factor, "factor_sym": _j(pt.factor_sym)}
+                              for pt in block_partitions(op, t)],
             })
     acc_sym, acc_n = ctx.acc_size()
     memory.append({

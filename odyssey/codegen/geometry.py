@@ -22,7 +22,7 @@ from typing import Literal
 
 from odyssey.codegen.tiling import Tiling
 from odyssey.errors import CodegenError
-from odyssey.expr import Expr, add, const, eq, evaluate, floor_div, where
+from odyssey.expr import Expr, add, const, emax, emin, eq, evaluate, floor_div, where
 from odyssey.polyhedral.affine import Affine
 from odyssey.polyhedral.scop import Array, Reference, Scop
 
@@ -211,6 +211,39 @@ def _dram_shape(ref: Reference, arr: Array, tiling: Tiling, scop: Scop, lanes: i
             size = -(-size // lanes) * lanes
         shape.append(size)
     return tuple(shape)
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """Cyclic partitioning of dimension ``dim`` (1-based, as in the pragma) of a block into
+    ``factor`` banks; ``factor_sym`` is the same as an expression of the tiling (the models)."""
+
+    dim: int
+    factor: int
+    factor_sym: Expr
+
+
+def block_partitions(op: OperandGeom, tiling: Tiling) -> tuple[Partition, ...]:
+    """Banks of an input operand's block so that every access of one pipeline iteration has its
+    own memory port: the writer stores ``lanes`` consecutive elements of the innermost dimension
+    per DRAM word, and the PE feeder reads ``S`` SIMD lanes at stride ``c`` along every
+    dimension whose subscript has coefficient ``c`` on the SIMD loop. Dimension ``d`` is split
+    cyclically into ``min(extent_d, max(lanes if d is innermost, c * S))`` banks: consecutive
+    lane addresses then fall in distinct banks. Every dimension that can be split is listed,
+    with factor 1 where the tiling leaves it whole (the pragma is printed for factors above 1)."""
+    design = tiling.design
+    simd = design.simd_loop
+    s_val, s_sym = (tiling.loop(simd).t2, tiling.loop(simd).t2_sym) if simd and op.simd else (1, const(1))
+    last = len(op.box) - 1
+    out: list[Partition] = []
+    for d, sub in enumerate(op.ref.subscripts):
+        c = sub.coeff(simd) if simd and op.simd else 0
+        want, want_sym = (c * s_val, const(c) * s_sym) if c else (1, const(1))
+        if d == last:
+            want, want_sym = max(want, op.lanes), emax(want_sym, op.lanes_sym)
+        if c or d == last:  # kept at factor 1 too: the models read the symbolic factor
+            out.append(Partition(d + 1, min(want, op.box[d]), emin(want_sym, op.box_sym[d])))
+    return tuple(out)
 
 
 def index_c(sub: Affine, loop_value: dict[str, str]) -> str:

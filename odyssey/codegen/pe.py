@@ -146,7 +146,7 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
                         Line(f"sums[{idx}] = s"), store]
     loops = ctx.pe_loops()
     compute: tuple[Stmt, ...] = tuple(body)
-    d_dist = _dependence_distance(ctx)
+    d_dist = ctx.recurrence_distance()
     for k, (var, _, trip, _) in enumerate(reversed(loops)):
         extra: tuple[Pragma, ...] = ()
         if k == 0 and d_dist is not None:
@@ -209,17 +209,6 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
     name = variant.drain_name(ctx)
     return Function(name, tuple(params), body, template=template, kind="pe_drain",
                     comment=f"{name}: drains the accumulator of its PE.")
-
-
-def _dependence_distance(ctx: Ctx) -> int | None:
-    loops = ctx.pe_loops()
-    red = [k for k, (_, loop, _, val) in enumerate(loops) if loop in ctx.reduction and val > 1]
-    if not red:
-        return None
-    d = 1
-    for _, _, _, val in loops[red[-1] + 1 :]:
-        d *= val
-    return d
 
 
 def op_table(ctx: Ctx) -> list[str]:

@@ -20,8 +20,17 @@ Rules, with their source in the Vitis HLS user guide (UG1399):
   ``depth`` (co-simulation sizes its memory model by it).
 * **Clock**: ``create_clock -period`` of ``hls.tcl`` equals the platform's kernel clock.
 
-Not yet checked here: the initiation interval each pipelined loop reaches (memory ports per
-bank against the accesses of unrolled lanes, loop-carried recurrences through the adder).
+* **Initiation intervals** (:mod:`odyssey.codegen.ii_check`): the smallest II each pipelined
+  loop's memory ports and recurrences allow is computed from the code; a bound above the
+  declared ``PIPELINE II`` is an error (Vitis will not reach it, the model would be optimistic),
+  and so is a bound below it on a loop whose II comes from its recurrence (the generator and the
+  code disagree on the distance). A feeder declaring its PE's II without a recurrence of its own
+  runs at that pace on purpose.
+
+``ARRAY_PARTITION`` on a stream of blocks is reported as a *warning*: UG1399 documents the
+pragma on arrays and does not say whether it applies to the blocks of an
+``hls::stream_of_blocks`` (public HLS code applies ``ARRAY_RESHAPE`` to one); we cannot settle
+it without Vitis.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from odyssey.codegen.ii_check import LoopII, Memory, c_eval, loop_ii, parse_body, pipelined_loops
 from odyssey.errors import OdysseyError
 
 _FUNC = re.compile(r'^(?:extern "C" )?void (\w+)\((.*)\) \{$')
@@ -65,8 +75,10 @@ class CFunction:
 @dataclass
 class CheckReport:
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
     processes: list[str] = field(default_factory=list)
     channels: int = 0
+    loops: list[LoopII] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -74,7 +86,9 @@ class CheckReport:
 
     def as_json(self) -> dict[str, object]:
         return {"ok": self.ok, "processes": len(self.processes), "channels": self.channels,
-                "loops": [], "problems": [p.as_json() for p in self.problems]}
+                "loops": [lp.as_json() for lp in self.loops],
+                "problems": [p.as_json() for p in self.problems],
+                "warnings": [p.as_json() for p in self.warnings]}
 
 
 def parse_functions(text: str) -> dict[str, CFunction]:
@@ -147,9 +161,125 @@ def check_design(design_dir: Path, *, clock_mhz: float | None = None) -> CheckRe
     for f in funcs.values():
         _check_pragma_targets(f, report)
     _check_top(funcs, report)
+    defines = _defines((d / "kernel.h").read_text() if (d / "kernel.h").is_file() else "")
+    for region in regions:
+        _check_iis(region, funcs, defines, report)
     if clock_mhz is not None:
         _check_clock(d / "hls.tcl", clock_mhz, report)
     return report
+
+
+_DEFINE = re.compile(r"^#define (\w+) (-?\d+)$", re.M)
+_TYPEDEF_ARRAY = re.compile(r"^typedef ([\w: <>]+?) (\w+)((?:\[\d+\])+);$", re.M)
+
+
+def _defines(header: str) -> dict[str, object]:
+    """Integer ``#define``s and array typedefs (``name -> (elem, dims)``) of ``kernel.h``."""
+    out: dict[str, object] = {m.group(1): int(m.group(2)) for m in _DEFINE.finditer(header)}
+    for m in _TYPEDEF_ARRAY.finditer(header):
+        out["typedef:" + m.group(2)] = (m.group(1), tuple(int(x) for x in re.findall(r"\[(\d+)\]", m.group(3))))
+    return out
+
+
+def _partitions_of(lines: tuple[str, ...], name: str) -> tuple[tuple[int, int], ...]:
+    out = []
+    for line in lines:
+        m = _PRAGMA.match(line)
+        if m is None or m.group(1).upper() not in ("ARRAY_PARTITION", "ARRAY_RESHAPE"):
+            continue
+        if re.search(rf"variable={name}\b", m.group(2)) is None:
+            continue
+        dim = re.search(r"dim=(\d+)", m.group(2))
+        factor = re.search(r"factor=(\d+)", m.group(2))
+        if dim is not None and factor is not None:
+            out.append((int(dim.group(1)), int(factor.group(1))))
+    return tuple(out)
+
+
+def _check_iis(region: CFunction, funcs: dict[str, CFunction], defines: dict[str, object],
+               report: CheckReport) -> None:
+    """The II of every pipelined loop of every process called in ``region``."""
+    from odyssey.platforms import op_cost
+
+    ints = {k: v for k, v in defines.items() if isinstance(v, int)}
+    first_call: dict[str, list[str]] = {}
+    for line in region.body:
+        m = _CALL.match(line)
+        if m is not None and m.group(1) in funcs and m.group(1) not in first_call:
+            first_call[m.group(1)] = [a.strip() for a in m.group(3).split(",")]
+    latency: dict[str, int] = {}
+    for t in ("float", "double", "int", "short", "char", "long"):
+        try:
+            latency[t] = op_cost(t, "add")[1]
+        except OdysseyError:
+            continue
+    for fname, args in first_call.items():
+        f = funcs[fname]
+        tree = parse_body(f.body)
+        env: dict[str, int] = dict(ints)
+        for line in f.body:  # every loop variable, template position and scalar at 0
+            for v in re.findall(r"for \(int (\w+) =", line):
+                env[v] = 0
+        for ctype, pname in f.params:
+            if ctype == "int":
+                env[pname] = 0
+        for v in re.findall(r"\bp_\w+\b", "\n".join(f.body)):
+            env.setdefault(v, 0)
+        memories = _memories(f, args, region, defines, env)
+        deps: dict[str, int] = {}
+        for line in f.body:
+            m = _PRAGMA.match(line)
+            if m is not None and m.group(1).upper() == "DEPENDENCE":
+                var = re.search(r"variable=(\w+)", m.group(2))
+                dist = re.search(r"distance=(\d+)", m.group(2))
+                if var is not None and "dependent=false" in m.group(2).replace(" ", ""):
+                    deps[var.group(1)] = 10**9
+                elif var is not None and dist is not None:
+                    deps[var.group(1)] = int(dist.group(1))
+        for outer, loop in pipelined_loops(tree):
+            lii = loop_ii(fname, outer, loop, env, memories, deps, latency)
+            report.loops.append(lii)
+            if lii.bound_ii > lii.declared_ii:
+                report.problems.append(Problem(
+                    f"loop `{lii.loop}` declares II={lii.declared_ii}, the code reaches II={lii.bound_ii}"
+                    + (f" ({lii.reason})" if lii.reason else ""), fname,
+                    "the declared II is what the model uses; Vitis schedules what ports and "
+                    "recurrences allow (UG1399, pragma HLS pipeline)"))
+            elif lii.has_recurrence and lii.declared_ii > lii.bound_ii:
+                report.problems.append(Problem(
+                    f"loop `{lii.loop}` declares II={lii.declared_ii} for its recurrence, which allows "
+                    f"II={lii.bound_ii}", fname,
+                    "the generator and the code disagree on the recurrence's distance: the model "
+                    "is pessimistic"))
+            if lii.dependence_error:
+                report.problems.append(Problem(lii.dependence_error, fname,
+                                               "Vitis trusts the pragma's distance (UG1399, pragma HLS dependence)"))
+
+
+def _memories(f: CFunction, args: list[str], region: CFunction, defines: dict[str, object],
+              env: dict[str, int]) -> dict[str, Memory]:
+    """What each array name of ``f`` is: a DRAM port, a block held by a lock (its partitions
+    are those of the stream of blocks the region passes), or a local array."""
+    out: dict[str, Memory] = {}
+    arg_of = {p[1]: a for p, a in zip(f.params, args, strict=False)}
+    for ctype, pname in f.params:
+        if "*" in ctype:
+            out[pname] = Memory((), (), "axi")
+    for line in f.body:
+        m = re.match(r"^\s*hls::(?:read|write)_lock<(\w+)> (\w+)\((\w+)\);", line)
+        if m is not None:
+            info = defines.get("typedef:" + m.group(1))
+            if isinstance(info, tuple):
+                elem, dims = info
+                out[m.group(2)] = Memory(tuple(dims), _partitions_of(region.body, arg_of.get(m.group(3), "")),
+                                         "bram", str(elem).strip())
+            continue
+        m2 = _ARRAY_DECL.match(line)
+        if m2 is not None and "=" not in line.split("[", 1)[0]:
+            dims = tuple(c_eval(x, env) for x in re.findall(r"\[([^\[\]]*)\]", m2.group(2)))
+            elem = line.strip().split(" ")[0]
+            out[m2.group(1)] = Memory(dims, _partitions_of(f.body, m2.group(1)), "bram", elem)
+    return out
 
 
 def _is_pragma(line: str, name: str) -> bool:
@@ -234,8 +364,12 @@ def _check_pragma_targets(f: CFunction, report: CheckReport) -> None:
         if kind == "STREAM" and name not in streams and name not in params:
             report.problems.append(Problem(f"STREAM pragma on `{name}`, which is not a declared hls::stream",
                                            f.name, "pragma HLS stream applies to streams (UG1399)"))
-        if kind == "ARRAY_PARTITION" and name not in arrays:
-            what = "a stream of blocks" if name in blocks else ("a lock" if name in locks else "not a declared array")
+        if kind == "ARRAY_PARTITION" and name in blocks:
+            report.warnings.append(Problem(f"ARRAY_PARTITION on `{name}`, a stream of blocks", f.name,
+                                           "UG1399 documents the pragma on arrays; whether Vitis applies it "
+                                           "to the blocks of a stream of blocks is not verified here"))
+        elif kind == "ARRAY_PARTITION" and name not in arrays:
+            what = "a lock" if name in locks else "not a declared array"
             report.problems.append(Problem(f"ARRAY_PARTITION on `{name}`, {what}", f.name,
                                            "pragma HLS array_partition partitions an array declared in the "
                                            "function (UG1399)"))

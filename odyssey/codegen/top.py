@@ -15,7 +15,7 @@ from math import prod
 
 from odyssey.codegen import io_modules as io
 from odyssey.codegen.context import TYPE_TAG, Ctx, of_bits
-from odyssey.codegen.geometry import OperandGeom
+from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
 from odyssey.codegen.hls_ast import (
     Call,
     Decl,
@@ -59,7 +59,7 @@ class Array:
     instances: list[Instance] = field(default_factory=list)
     fifos: dict[str, Fifo] = field(default_factory=dict)
     typedefs: list[str] = field(default_factory=list)
-    partitions: dict[str, tuple[int, int]] = field(default_factory=dict)  # blocks -> (dim, factor)
+    partitions: dict[str, tuple[Partition, ...]] = field(default_factory=dict)  # blocks -> banks
     scalars: tuple[str, ...] = ()
 
     def fn(self, f: Function) -> str:
@@ -70,8 +70,8 @@ class Array:
         return f.name
 
     def fifo(self, name: str, ctype: str, bits: int, depth: int = 2, kind: str = "stream",
-             partition: tuple[int, int] | None = None) -> str:
-        if partition is not None and partition[1] > 1:
+             partition: tuple[Partition, ...] = ()) -> str:
+        if partition:
             self.partitions[name] = partition
         self.fifos.setdefault(name, Fifo(name, ctype, bits, depth, kind))
         return name
@@ -147,10 +147,8 @@ def build_array(ctx: Ctx) -> Array:
         for ipos in inj_pos:
             targs = tuple(ipos[s] for s in inj)
             key = _pos_name(ipos, inj) if inj else "0"
-            # the innermost dimension is written `lanes` and read `SIMD` elements at a time
-            factor = max(op.lanes, vlanes)
             blocks = arr.fifo(f"blocks_{op.name}_{key}", io.blk_t(op), 0, kind="blocks",
-                              partition=(len(op.box), factor))
+                              partition=block_partitions(op, ctx.tiling))
             pe_pos = {s: ipos.get(s, 0) for s in space}
             arr.add(intra, targs, blocks, pe_fifo(op, pe_pos, vword, vlanes * op.bits))
         _wire_chain(arr, inj, sizes, l3, name=op.name, tags=("L2", "L1"), ctype=word, bits=bits,
@@ -370,9 +368,9 @@ def _region_body(arr: Array) -> tuple[Stmt, ...]:
             body.append(Pragma(f"HLS STREAM variable={ff.name} depth={ff.depth}"))
         else:
             body.append(Decl(f"hls::stream_of_blocks<{ff.ctype}>", ff.name))
-            if ff.name in arr.partitions:
-                dim, factor = arr.partitions[ff.name]
-                body.append(Pragma(f"HLS ARRAY_PARTITION variable={ff.name} cyclic factor={factor} dim={dim}"))
+            for part in (pt for pt in arr.partitions.get(ff.name, ()) if pt.factor > 1):
+                body.append(Pragma(f"HLS ARRAY_PARTITION variable={ff.name} cyclic factor={part.factor} "
+                                   f"dim={part.dim}"))
     body.append(Line("ODYSSEY_DATAFLOW_BEGIN"))
     for inst in arr.instances:
         body.append(Call(inst.func, inst.args, tuple(map(str, inst.template_args)), task=True))

@@ -5,10 +5,12 @@ per-operator, per-type costs of ``odyssey/platforms/optable.json`` (fp32 multipl
 so an fp32 MAC lane is 5 DSP; int16 multiply 1, add 0).
 
 BRAM18K (eq. 4): for each buffer, ``instances * (2 if double-buffered) * banks *
-ceil(bits / 36) * ceil(ceil(elements / banks) / 512)``. A buffer is split into ``banks``
-(cyclic partitioning of its innermost dimension by ``max(packing lanes, SIMD lanes read per
-cycle)``); a bank of at most 1024 bits is mapped to LUTs (0 BRAM), as HLS does for small
-arrays. URAM is not used by the generated designs (0).
+ceil(bits / 36) * ceil(depth / 512)``. An input block is split into the banks its descriptor's
+``partition`` gives (cyclic, per dimension: the writer's packing lanes on the innermost
+dimension, ``c * S`` SIMD lanes on every dimension the SIMD loop indexes with coefficient
+``c``), ``banks`` the product of the factors and ``depth = prod_d ceil(extent_d / factor_d)``;
+other buffers are one bank. A bank of at most 1024 bits is mapped to LUTs (0 BRAM), as HLS
+does for small arrays. URAM is not used by the generated designs (0).
 
 Off-chip traffic (the paper's eq. 1-2 in general form), bytes: every input is read once
 per visit of its reload loops, for every lowest-level I/O module (halos included);
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from odyssey.expr import Expr, ceil_div, const, emax, from_json, le, mul, substitute, where
+from odyssey.expr import Expr, ceil_div, const, from_json, le, mul, substitute, where
 from odyssey.platforms import op_cost
 
 #: a partitioned bank of at most this many bits maps to LUTRAM/registers, not BRAM
@@ -71,10 +73,9 @@ def bram18k(desc: Mapping[str, Any], subst: Mapping[str, Expr], *, smooth: bool 
     (an upper bound without ``Where``, for the mathematical-programming seed)."""
     loops = loop_table(desc, subst)
     ops = {o["name"]: o for o in desc["operands"]}
-    simd = simd_lanes(desc, subst)
     pes = num_pes(desc, subst)
     total: Expr = const(0)
-    parts: dict[str, Expr] = {}
+    parts_out: dict[str, Expr] = {}
     for m in desc["memory"]:
         elems = mul(*[_e(d, subst) for d in m["dims_sym"]])
         bits = int(m["bits"])
@@ -82,22 +83,38 @@ def bram18k(desc: Mapping[str, Any], subst: Mapping[str, Expr], *, smooth: bool 
         if name.endswith("_block") and not name.endswith("_partial_block"):
             op = ops[name[: -len("_block")]]
             inst = mul(*[loops[s]["outer"] for s in op["injection_loops"]]) if op["injection_loops"] else const(1)
-            lanes = _e(op["lanes_sym"], subst)
-            banks = emax(lanes, simd) if op["simd"] else lanes
+            banks = const(1)
+            per_bank: Expr = const(1)
+            parts = {int(pt["dim"]): _e(pt["factor_sym"], subst) for pt in m.get("partition", [])}
+            for d, ext in enumerate(m["dims_sym"], start=1):
+                ext_e = _e(ext, subst)
+                if d in parts:
+                    banks = banks * parts[d]
+                    per_bank = per_bank * ceil_div(ext_e, parts[d])
+                else:
+                    per_bank = per_bank * ext_e
+            cost = _bank_cost(per_bank, bits, banks, inst, m["double_buffered"], smooth)
+            parts_out[name] = cost
+            total = total + cost
+            continue
         elif name in ("acc", "acc_running"):
             inst, banks = pes, const(1)
         else:  # partial sums of the output
             out = next(o for o in desc["operands"] if o["role"] == "output")
             inst = mul(*[loops[s]["outer"] for s in out["injection_loops"]]) if out["injection_loops"] else const(1)
             banks = const(1)
-        depth = ceil_div(elems, banks)
-        per_bank = ceil_div(bits, 36) * ceil_div(depth, 512)
-        if not smooth:
-            per_bank = where(le(depth * bits, SMALL_BANK_BITS), 0, per_bank)
-        cost = inst * banks * per_bank * (2 if m["double_buffered"] else 1)
-        parts[name] = cost
+        cost = _bank_cost(ceil_div(elems, banks), bits, banks, inst, m["double_buffered"], smooth)
+        parts_out[name] = cost
         total = total + cost
-    return total, parts
+    return total, parts_out
+
+
+def _bank_cost(depth: Expr, bits: int, banks: Expr, inst: Expr, double: bool, smooth: bool) -> Expr:
+    """BRAM18K of ``inst`` buffers of ``banks`` banks of ``depth`` elements of ``bits`` bits."""
+    per_bank = ceil_div(bits, 36) * ceil_div(depth, 512)
+    if not smooth:
+        per_bank = where(le(depth * bits, SMALL_BANK_BITS), 0, per_bank)
+    return inst * banks * per_bank * (2 if double else 1)
 
 
 def offchip_bytes(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> tuple[Expr, dict[str, Expr]]:

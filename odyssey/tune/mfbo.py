@@ -307,8 +307,10 @@ class MultiFidelityBO:
         obs = np.asarray(observed, dtype=np.int64)
         target = np.log(self._cycles(obs)) - self.log_low[obs]
         dim = self.x.shape[1]
-        # normalize_y divides by the targets' spread: express the floor in those units
-        floor = (DISCREPANCY_FLOOR / max(float(np.std(target)), 1e-9)) ** 2
+        # normalize_y divides by the targets' spread (by 1 when they do not spread, as
+        # scikit-learn does): express the floor in those units
+        spread = float(np.std(target))
+        floor = (DISCREPANCY_FLOOR / (spread if spread > 1e-9 else 1.0)) ** 2
         amp_lo = min(floor, 1e6)
         kernel = ConstantKernel(max(1.0, amp_lo), (amp_lo if amp_lo > 1e-3 else 1e-3,
                                                    max(1e3, 10 * amp_lo))) * Matern(
@@ -326,7 +328,7 @@ class MultiFidelityBO:
         # the predictive std includes the white noise; the expensive fidelity is
         # deterministic, so the acquisition needs the latent function's std (else an
         # unevaluated twin of the best point looks like a free improvement)
-        scale = float(np.std(target)) or 1.0  # as normalize_y scales
+        scale = spread if spread > 1e-9 else 1.0  # as normalize_y scales
         noise = float(gp.kernel_.k2.noise_level) * scale**2
         latent = np.sqrt(np.maximum(np.asarray(sd, dtype=np.float64) ** 2 - noise, 0.0))
         return self.log_low[rows] + mu, latent

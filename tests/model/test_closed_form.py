@@ -146,16 +146,18 @@ def test_mm_1d_dsp_bram_latency() -> None:
     acc = T_i2*T_j1 = 512 per PE, drain loop 511 + 10 = 521, visits_C = 8*4 = 32.
     BRAM: A block T_i2 x T_k1 = 2048 elements, banks max(lanes 16, S 4) = 16, depth 128,
     128*32 bits > 1024 -> 1 block per bank: 4 modules x 2 buffers x 16 = 128;
-    B block (one module, B flows along i) T_k1 x T_j1 = 16384, banks 16, depth 1024 ->
-    ceil(1024/512) = 2 per bank: 1 x 2 x 16 x 2 = 64; acc 512 elements, one bank of
+    B block (one module, B flows along i) T_k1 x T_j1 = 256 x 64: the feeder reads S = 4 lanes
+    along k (dim 1) and the writer 16 packed elements along j (dim 2), so 4 x 16 = 64 banks of
+    ceil(256/4) * ceil(64/16) = 256 elements (8192 bits) -> 1 block each: 1 x 2 x 64 = 128;
+    acc 512 elements, one bank of
     512*32 bits -> 1 block, double-buffered (compute / drain): 2 per PE, 8; the PE's running
-    sums, the same 512 elements in one plain array: 1 per PE, 4. Total 204."""
+    sums, the same 512 elements in one plain array: 1 per PE, 4. Total 268."""
     ks = analyse(load_scop("kernels/mm.c", {"I": "256", "J": "256", "K": "256"}))
     m = build_model(ks, ks.design("i-ij.k"), platform=PLAT)
     r = m.evaluate_one({"T_i1": 32, "T_j1": 64, "T_k1": 256, "T_i2": 8, "T_j2": 4, "T_k2": 4})
     assert r["dsp"] == 80
-    assert r["bram18k"] == 204
-    assert r["bram:A_block"] == 128 and r["bram:B_block"] == 64 and r["bram:acc"] == 8
+    assert r["bram18k"] == 268
+    assert r["bram:A_block"] == 128 and r["bram:B_block"] == 128 and r["bram:acc"] == 8
     assert r["bram:acc_running"] == 4
     assert r["module:PE"] == 32 * 32797
     assert r["module:PE_drain"] == 32 * 521

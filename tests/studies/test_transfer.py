@@ -97,14 +97,16 @@ def test_rescaling_follows_the_size_ratio() -> None:
 
 
 def test_same_tiles_stay_within_the_bram_where_scaled_ones_outgrow_it() -> None:
-    """VGG16 conv2-1 -> conv1-2 (H, W double), design oi-hwipq.o: the best tiling of the
-    from-scratch run on conv2-1 (seed 0, 240.5 GOP/s), scaled with the sizes, needs 9,376 or
-    14,272 BRAM18K of 3,763; the same tiles fit and reach 262 GOP/s (95% of conv1-2's best)."""
+    """VGG16 conv2-1 -> conv1-2 (H, W double), design oi-hwipq.o: a tiling near the best of a
+    from-scratch run on conv2-1 (seed 0; T_h1 halved from that run's 38 since the PE's running
+    sums and the banks that follow the SIMD lanes were counted, 2026-11-25), scaled with the
+    sizes, outgrows the 3,763 usable BRAM18K; the same tiles fit (123.8 GOP/s by the model on
+    2026-11-25: this design now runs one pass per (i, o) tile, filling and draining each)."""
     ks = analyse(load_scop(CNN, _sizes(64, 64, 224, 224)), max_dim=2)
     design = ks.design("oi-hwipq.o")
     model = build_model(ks, design, platform=U250)
     space = SearchSpace(model.params)
-    tiling = {"T_o1": 16, "T_h1": 38, "T_w1": 112, "T_i1": 64, "T_p1": 3, "T_q1": 3, "T_o2": 1,
+    tiling = {"T_o1": 16, "T_h1": 19, "T_w1": 112, "T_i1": 64, "T_p1": 3, "T_q1": 3, "T_o2": 1,
               "T_h2": 1, "T_w2": 28, "T_i2": 8}
     src = {"o": 128, "i": 64, "h": 112, "w": 112, "p": 3, "q": 3}
     got = {how: rescale_tiling(tiling, source_extents=src, space=space,
@@ -112,7 +114,7 @@ def test_same_tiles_stay_within_the_bram_where_scaled_ones_outgrow_it() -> None:
     assert got["same"] == tiling
     ev = model.evaluate({n: np.array([got[h][n] for h in RESCALINGS]) for n in model.param_names})
     assert list(ev.feasible) == [False, False, True]
-    assert ev.throughput_gops[2] > 260
+    assert ev.throughput_gops[2] > 120
 
 
 def test_tuning_order_chains_similar_shapes_within_kinds() -> None:

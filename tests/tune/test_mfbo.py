@@ -205,7 +205,8 @@ def test_cli_rejects_fidelity_options_without_mfbo(capsys: pytest.CaptureFixture
 
 class TestMFBOTuner(TunerContract):
     name = "mfbo"
-    options: ClassVar[dict[str, Any]] = {"pool_size": 30, "screen_samples": 300}
+    # a pool the run cannot exhaust within the contract's first progress report (0.2 s)
+    options: ClassVar[dict[str, Any]] = {"pool_size": 120, "screen_samples": 300}
     bad_options: ClassVar[list[tuple[dict[str, Any], str]]] = [
         ({"pool_size": 0}, "integer >= 1"),
         ({"screen_samples": -3}, "integer >= 1"),
