@@ -79,8 +79,7 @@ def _cmd_csim(args: argparse.Namespace) -> int:
         return 3
     if args.timeout <= 0:
         raise OdysseyError(f"--timeout {args.timeout}: must be a positive number of seconds")
-    mode = "concurrent" if args.concurrent else "sequential"
-    res = run_csim(d, mode=mode, timeout_s=args.timeout)
+    res = run_csim(d, mode="concurrent" if args.concurrent else "sequential", timeout_s=args.timeout)
     if args.json:
         print(json.dumps({"design_dir": str(d), "mode": res.mode, "headers": res.headers,
                           "status": res.status, "message": res.message,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 #: ports of one BRAM bank (RAMB18E2/RAMB36E2 true dual port, UG573)
@@ -81,7 +81,7 @@ def parse_body(lines: tuple[str, ...] | list[str]) -> list[Node]:
     return root
 
 
-def c_compile(expr: str, env: Mapping[str, int], free: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+def c_compile(expr: str, env: Mapping[str, int], free: tuple[str, ...] = ()) -> Callable[..., int]:
     """An integer C expression of printed code as a Python function of the names ``free``
     (every other name takes its value in ``env``; ``/`` is integer division)."""
 
@@ -96,7 +96,8 @@ def c_compile(expr: str, env: Mapping[str, int], free: tuple[str, ...] = ()):  #
     text = _IDENT.sub(sub, expr).replace("/", "//")
     if not re.fullmatch(r"[0-9+\-*/%() ]*", _IDENT.sub("0", text)):
         raise ValueError(expr)
-    return eval(f"lambda {', '.join(free)}: {text}", {"__builtins__": {}}, {})  # noqa: S307
+    fn: Callable[..., int] = eval(f"lambda {', '.join(free)}: {text}", {"__builtins__": {}}, {})  # noqa: S307
+    return fn
 
 
 def c_eval(expr: str, env: Mapping[str, int]) -> int:
@@ -234,8 +235,9 @@ def loop_ii(function: str, outer: list[Node], loop: Node, env: dict[str, int],
             memories: Mapping[str, Memory], dependences: Mapping[str, int],
             latency_of: Mapping[str, int]) -> LoopII:
     """The II ``loop`` can reach (see the module docstring)."""
-    declared = int(re.search(r"II=(\d+)", next(c.text for c in loop.body if c.kind == "line"
-                                                and re.match(r"#pragma HLS PIPELINE", c.text, re.I))).group(1))
+    pragma = next(c.text for c in loop.body if c.kind == "line" and re.match(r"#pragma HLS PIPELINE", c.text, re.I))
+    found = re.search(r"II=(\d+)", pragma)
+    declared = int(found.group(1)) if found is not None else 1
     nest = flattened(outer, loop)
     base = dict(env)
     for n in nest:

@@ -83,7 +83,7 @@ def bram18k(desc: Mapping[str, Any], subst: Mapping[str, Expr], *, smooth: bool 
         if name.endswith("_block") and not name.endswith("_partial_block"):
             op = ops[name[: -len("_block")]]
             inst = mul(*[loops[s]["outer"] for s in op["injection_loops"]]) if op["injection_loops"] else const(1)
-            banks = const(1)
+            banks: Expr = const(1)
             per_bank: Expr = const(1)
             parts = {int(pt["dim"]): _e(pt["factor_sym"], subst) for pt in m.get("partition", [])}
             for d, ext in enumerate(m["dims_sym"], start=1):
