@@ -15,9 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from odyssey.expr import Expr, to_c, to_json
+from odyssey.platforms import assumption
 
-#: pipeline depth (cycles from issue to the last write) of an I/O loop body
-DEFAULT_DEPTH = 3
+
+def _io_depth() -> int:
+    """Pipeline depth (cycles from issue to the last write) of an I/O loop body: an assumption
+    with its origin in ``platforms/assumptions.json``, shared with the model."""
+    return assumption("io_pipeline_depth").value
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +126,7 @@ class For:
     unroll: bool = False
     label: str | None = None
     extra_pragmas: tuple[Pragma, ...] = ()
-    pipeline_depth: int = DEFAULT_DEPTH
+    pipeline_depth: int = field(default_factory=_io_depth)
     ii_sym: Expr | None = None  # the II as an expression of the tiling, when it depends on it
     depth_sym: Expr | None = None  # likewise the pipeline depth
 

@@ -32,6 +32,7 @@ from odyssey.codegen.hls_ast import (
 from odyssey.codegen.io_modules import feed_statements
 from odyssey.codegen.pe import acc_t, pe_drain_function, pe_function, variant_of
 from odyssey.errors import CodegenError
+from odyssey.platforms import assumption
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +70,10 @@ class Array:
                                              body=(Pragma("HLS INLINE OFF"), *f.body))
         return f.name
 
-    def fifo(self, name: str, ctype: str, bits: int, depth: int = 2, kind: str = "stream",
+    def fifo(self, name: str, ctype: str, bits: int, depth: int | None = None, kind: str = "stream",
              partition: tuple[Partition, ...] = ()) -> str:
+        if depth is None:
+            depth = assumption("fifo_depth").value
         if partition:
             self.partitions[name] = partition
         self.fifos.setdefault(name, Fifo(name, ctype, bits, depth, kind))

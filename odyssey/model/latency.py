@@ -20,9 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from odyssey.expr import Expr, const, from_json, lt, substitute, where
-
-#: pipeline depth of an I/O loop when the descriptor does not record one
-IO_DEPTH = 3
+from odyssey.platforms import assumption
 
 
 def _expr(obj: Any, subst: Mapping[str, Expr]) -> Expr:
@@ -112,10 +110,10 @@ def pipeline_depth(module: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr
         for key in ("body", "then", "else"):
             if isinstance(s.get(key), list):
                 stack = list(s[key]) + stack
-    return const(IO_DEPTH)
+    return const(assumption("io_pipeline_depth").value)
 
 
 def _depth(loop: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
     if loop.get("depth_sym") is not None:
         return _expr(loop["depth_sym"], subst)
-    return const(int(loop.get("pipeline_depth") or IO_DEPTH))
+    return const(int(loop.get("pipeline_depth") or assumption("io_pipeline_depth").value))

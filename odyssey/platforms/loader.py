@@ -366,10 +366,16 @@ class Assumption:
     source: str
 
 
+@functools.lru_cache(maxsize=1)
+def _assumptions() -> dict[str, Any]:
+    data: dict[str, Any] = load_json(_ASSUMPTIONS.read_text(), str(_ASSUMPTIONS))
+    return data
+
+
 def assumption(name: str) -> Assumption:
-    """One entry of ``platforms/assumptions.json`` (e.g. ``region_restart_cycles``)."""
-    data = load_json(_ASSUMPTIONS.read_text(), str(_ASSUMPTIONS))
-    entry = data.get(name)
+    """One entry of ``platforms/assumptions.json`` (``region_restart_cycles``,
+    ``io_pipeline_depth``, ``fifo_depth``)."""
+    entry = _assumptions().get(name)
     if not isinstance(entry, dict) or not isinstance(entry.get("value"), int):
         raise PlatformError(f"{_ASSUMPTIONS}: `{name}` must be an object with an integer `value`")
     return Assumption(name, int(entry["value"]), str(entry.get("unit", "")), str(entry.get("source", "")))
