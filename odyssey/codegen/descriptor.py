@@ -10,18 +10,18 @@ module counts) and ``fifos``.
 
 from __future__ import annotations
 
-from math import prod
 from typing import Any
 
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import block_partitions
 from odyssey.codegen.hls_ast import stmt_json
-from odyssey.codegen.io_modules import blk_t
+from odyssey.codegen.io_modules import blk_t, cin_port
 from odyssey.codegen.pe import op_table
-from odyssey.codegen.top import Array
-from odyssey.expr import Expr, to_json
+from odyssey.codegen.top import Array, has_cin
+from odyssey.expr import Expr, const, to_json
 
-SCHEMA_VERSION = 1
+#: 2: module roles (operand, boundary), buffer roles and symbolic instances, ports, passes
+SCHEMA_VERSION = 2
 
 
 def _j(e: Expr) -> Any:
@@ -36,36 +36,45 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
     for inst in arr.instances:
         counts[inst.func] = counts.get(inst.func, 0) + 1
     memory: list[dict[str, Any]] = []
+
+    def positions(loops: tuple[str, ...]) -> tuple[int, Expr]:
+        """Modules (and buffers) of a chain: one per position of its injection loops."""
+        n = 1
+        e: Expr = const(1)
+        for s in loops:
+            n, e = n * ctx.g(s).outer, e * ctx.g(s).outer_sym
+        return n, e
+
     for op in ctx.operands:
         if op.role == "input":
+            n, n_sym = positions(op.inj)
             memory.append({
-                "name": f"{op.name}_block", "module": f"{op.name}_IO_L{'1' if len(op.inj) == 2 else '2'}_in",
+                "name": f"{op.name}_block", "role": "input_block", "operand": op.name,
+                "module": f"{op.name}_IO_L{'1' if len(op.inj) == 2 else '2'}_in",
                 "array": op.array.name, "elem": op.ctype, "bits": op.bits, "dims": list(op.box),
                 "dims_sym": [_j(e) for e in op.box_sym], "double_buffered": True,
-                "instances": max(1, prod(ctx.g(s).outer for s in op.inj)), "packing_lanes": op.lanes,
+                "instances": n, "instances_sym": _j(n_sym), "packing_lanes": op.lanes,
                 "simd_read": op.simd, "ctype": blk_t(op),
                 "partition": [{"dim": pt.dim, "factor": pt.factor, "factor_sym": _j(pt.factor_sym)}
                               for pt in block_partitions(op, t)],
             })
     acc_sym, acc_n = ctx.acc_size()
-    memory.append({
-        "name": "acc", "module": "PE", "array": ctx.output.array.name, "elem": ctx.output.ctype,
-        "bits": ctx.output.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)], "double_buffered": True,
-        "instances": t.num_pes, "packing_lanes": 1, "simd_read": False,
-    })
-    memory.append({  # the PE's running sums (a plain array beside the accumulator blocks)
-        "name": "acc_running", "module": "PE", "array": ctx.output.array.name, "elem": ctx.output.ctype,
-        "bits": ctx.output.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)], "double_buffered": False,
-        "instances": t.num_pes, "packing_lanes": 1, "simd_read": False,
-    })
+    pes_sym: Expr = const(1)
+    for g in t.space:
+        pes_sym = pes_sym * g.outer_sym
+    common = {"array": ctx.output.array.name, "elem": ctx.output.ctype, "bits": ctx.output.bits,
+              "dims": [acc_n], "dims_sym": [_j(acc_sym)], "instances": t.num_pes,
+              "instances_sym": _j(pes_sym), "packing_lanes": 1, "simd_read": False, "partition": []}
+    memory.append({"name": "acc", "role": "accumulator", "operand": ctx.output.name, "module": "PE",
+                   "double_buffered": True, **common})
+    memory.append({"name": "acc_running", "role": "running_sums", "operand": ctx.output.name, "module": "PE",
+                   "double_buffered": False, **common})
     if ctx.needs_cin and ctx.main.op != "=":
         out = ctx.output
-        memory.append({
-            "name": f"{out.name}_partial_block", "module": f"{out.name}_IO_L2_in", "array": out.array.name,
-            "elem": out.ctype, "bits": out.bits, "dims": [acc_n], "dims_sym": [_j(acc_sym)],
-            "double_buffered": True, "instances": max(1, prod(ctx.g(s).outer for s in out.inj)),
-            "packing_lanes": 1, "simd_read": False,
-        })
+        n, n_sym = positions(out.inj)
+        memory.append({**common, "name": f"{out.name}_partial_block", "role": "partial_sums",
+                       "operand": out.name, "module": f"{out.name}_IO_L2_in", "double_buffered": True,
+                       "instances": n, "instances_sym": _j(n_sym)})
     simd = t.loop(d.simd_loop).t2 if d.simd_loop else 1
     return {
         "schema_version": SCHEMA_VERSION,
@@ -90,7 +99,8 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
                       "lanes_sym": _j(op.lanes_sym), "lanes_macro": op.lanes_macro,
                       "dram_shape": list(op.dram_shape), "box": list(op.box),
                       "box_sym": [_j(e) for e in op.box_sym]} for op in ctx.operands],
-        "modules": [{"name": f.name, "kind": f.kind, "template": list(f.template),
+        "modules": [{"name": f.name, "kind": f.kind, "operand": f.operand, "boundary": f.boundary,
+                     "template": list(f.template),
                      "instances": [list(i.template_args) for i in arr.instances if i.func == f.name],
                      "ast": [stmt_json(s) for s in f.body]} for f in arr.functions.values()],
         "memory": memory,
@@ -106,8 +116,20 @@ def descriptor(ctx: Ctx, arr: Array, *, command: str) -> dict[str, Any]:
         "fifos": [{"name": f.name, "type": f.ctype, "bits": f.bits, "depth": f.depth, "kind": f.kind}
                   for f in arr.fifos.values()],
         "passes": {"loops": list(ctx.pass_loops)},
+        "ports": [{"name": name, "operand": operand, "direction": direction, "elem_bits": bits,
+                   "lanes_sym": _j(lanes)} for name, operand, direction, bits, lanes in _ports(ctx)],
         "processes": [{"func": i.func, "template_args": list(i.template_args),
                        "channels": [{"name": c, "direction": dr} for c, dr in arr.channels(i)]}
                       for i in arr.instances],
     }
 
+
+def _ports(ctx: Ctx) -> list[tuple[str, str, str, int, Expr]]:
+    """``(port, operand, "read"|"write", element bits, elements per word)`` of every m_axi port."""
+    out: list[tuple[str, str, str, int, Expr]] = [(op.name, op.name, "read", op.bits, op.lanes_sym)
+                                                  for op in ctx.inputs]
+    o = ctx.output
+    if has_cin(ctx):
+        out.append((cin_port(o), o.name, "read", o.bits, const(1)))
+    out.append((o.name, o.name, "write", o.bits, const(1)))
+    return out

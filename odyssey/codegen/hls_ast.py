@@ -164,7 +164,9 @@ class Function:
     body: tuple[Stmt, ...]
     template: tuple[str, ...] = ()  # template parameters, e.g. ("int idx",)
     comment: str = ""
-    kind: str = ""  # module kind for the descriptor ("PE", "IO_L2_in", ...)
+    kind: str = ""  # module kind for the descriptor ("pe", "io_l3_in", ...)
+    operand: str | None = None  # the operand an I/O module moves
+    boundary: bool = False  # the last module of a chain (moves a subset of what its head moves)
     extern_c: bool = False
 
 

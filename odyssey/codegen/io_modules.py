@@ -135,7 +135,7 @@ def l3_in(ctx: Ctx, op: OperandGeom) -> Function:
     return Function(
         f"{op.name}_IO_L3_in",
         (Param(f"{word} *", op.name), Param(stream_t(word), "fifo_out", by_ref=True, direction="out")),
-        body, kind="io_l3_in",
+        body, kind="io_l3_in", operand=op.name,
         comment=f"{op.name}_IO_L3_in: reads the {op.name} tile from DRAM ({op.lanes}-element words).",
     )
 
@@ -160,7 +160,7 @@ def chain_upper(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
     name = _chain_level_names(op, op.name)[0] + ("_boundary" if boundary else "")
     return Function(name, tuple(params), ctx.tile_loops(ctx.order[: op.trunc], body),
                     template=(f"int p_{s0}",), kind="io_l2_in",
-                    comment=f"{name}: filter of the {op.name} chain along {s0}.")
+                    comment=f"{name}: filter of the {op.name} chain along {s0}.", operand=op.name, boundary=boundary)
 
 
 def _unpack(op: OperandGeom) -> tuple[Stmt, ...]:
@@ -192,7 +192,7 @@ def chain_buffer_inter(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function
     params.append(Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True, direction="out"))
     name = _chain_level_names(op, op.name)[lvl] + "_inter" + ("_boundary" if boundary else "")
     return Function(name, tuple(params), body, template=_tmpl(op.inj), kind="io_buf_inter",
-                    comment=f"{name}: writes the {op.name} box of its PE into a ping-pong block.")
+                    comment=f"{name}: writes the {op.name} box of its PE into a ping-pong block.", operand=op.name, boundary=boundary)
 
 
 def chain_buffer_intra(ctx: Ctx, op: OperandGeom, feed: tuple[Stmt, ...], word: str, ii: int) -> Function:
@@ -204,7 +204,7 @@ def chain_buffer_intra(ctx: Ctx, op: OperandGeom, feed: tuple[Stmt, ...], word: 
     return Function(name, (Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True, direction="in"),
                            Param(stream_t(word), "fifo_pe", by_ref=True, direction="out")),
                     body, template=_tmpl(op.inj), kind="io_buf_intra",
-                    comment=f"{name}: feeds {op.name} to its PE, one word per PE iteration.")
+                    comment=f"{name}: feeds {op.name} to its PE, one word per PE iteration.", operand=op.name)
 
 
 def _pe_loop_nest(ctx: Ctx, body: tuple[Stmt, ...], ii: int) -> tuple[Stmt, ...]:
@@ -279,7 +279,7 @@ def l3_out(ctx: Ctx, op: OperandGeom) -> Function:
               Param(stream_t(ctype), "fifo_in", by_ref=True, direction="in"))
     name = f"{op.name}_drain_IO_L3_out"
     return Function(name, params, ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
-                    kind="io_l3_out", comment=f"{name}: writes {op.name} tiles to DRAM.")
+                    kind="io_l3_out", comment=f"{name}: writes {op.name} tiles to DRAM.", operand=op.name)
 
 
 def cin_port(op: OperandGeom) -> str:
@@ -303,7 +303,7 @@ def l3_cin(ctx: Ctx, op: OperandGeom) -> Function:
               Param(stream_t(ctype), "fifo_cin", by_ref=True, direction="out"))
     name = f"{op.name}_IO_L3_in"
     return Function(name, params, ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
-                    kind="io_l3_cin", comment=f"{name}: reads the partial sums of {op.name} back from DRAM.")
+                    kind="io_l3_cin", comment=f"{name}: reads the partial sums of {op.name} back from DRAM.", operand=op.name)
 
 
 def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Function:
@@ -329,7 +329,7 @@ def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Fun
     name = f"{op.name}_drain_IO_{lv}_out" + ("_boundary" if boundary else "")
     return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
                     template=tuple(f"int p_{x}" for x in op.inj[: level + 1]), kind="io_drain",
-                    comment=f"{name}: collects {op.name} along {s}.")
+                    comment=f"{name}: collects {op.name} along {s}.", operand=op.name, boundary=boundary)
 
 
 def cin_buffer_inter(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
@@ -355,7 +355,7 @@ def cin_buffer_inter(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
     name = f"{op.name}_IO_{lvl}_in_inter" + ("_boundary" if boundary else "")
     return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
                     template=_tmpl(op.inj), kind="io_buf_inter",
-                    comment=f"{name}: buffers the partial sums of {op.name} for its PE.")
+                    comment=f"{name}: buffers the partial sums of {op.name} for its PE.", operand=op.name, boundary=boundary)
 
 
 def cin_upper(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
@@ -374,7 +374,7 @@ def cin_upper(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
     name = f"{op.name}_IO_L2_in" + ("_boundary" if boundary else "")
     return Function(name, tuple(params), ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
                     template=(f"int p_{s0}",), kind="io_l2_in",
-                    comment=f"{name}: filter of the partial sums of {op.name} along {s0}.")
+                    comment=f"{name}: filter of the partial sums of {op.name} along {s0}.", operand=op.name, boundary=boundary)
 
 
 def cin_buffer_intra(ctx: Ctx, op: OperandGeom) -> Function:
@@ -389,7 +389,7 @@ def cin_buffer_intra(ctx: Ctx, op: OperandGeom) -> Function:
     return Function(name, (Param(f"hls::stream_of_blocks<{blk_t(op)}>", "blocks", by_ref=True, direction="in"),
                            Param(stream_t(ctype), "fifo_pe", by_ref=True, direction="out")),
                     ctx.tile_loops(ctx.order[: ctx.out_trunc], body), template=_tmpl(op.inj),
-                    kind="io_buf_intra", comment=f"{name}: partial sums of {op.name} to its PE.")
+                    kind="io_buf_intra", comment=f"{name}: partial sums of {op.name} to its PE.", operand=op.name)
 
 
 __all__ = [

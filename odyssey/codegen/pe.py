@@ -207,7 +207,7 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
                           (Scope((Line(f"hls::read_lock<{acc_t(ctx)}> acc(acc_blocks)"), drain)),))
     template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
     name = variant.drain_name(ctx)
-    return Function(name, tuple(params), body, template=template, kind="pe_drain",
+    return Function(name, tuple(params), body, template=template, kind="pe_drain", operand=out.name,
                     comment=f"{name}: drains the accumulator of its PE.")
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from odyssey.codegen.descriptor import SCHEMA_VERSION
 from odyssey.errors import ModelError
 from odyssey.expr import Expr, const, eceil, emax, from_json, mul, substitute
 from odyssey.model.design_model import DesignModel, ParamSpec
@@ -51,6 +52,9 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     """Every model expression of a descriptor, in the tuning parameters (sizes substituted)."""
     if variant not in VARIANTS:
         raise ModelError(f"unknown model variant `{variant}`; choose one of {', '.join(VARIANTS)}")
+    if desc.get("schema_version") != SCHEMA_VERSION:
+        raise ModelError(f"descriptor schema {desc.get('schema_version')} is not {SCHEMA_VERSION} (the "
+                         "version this odyssey reads); regenerate the design with `odyssey generate`")
     if region_restart is None:
         region_restart = assumption("region_restart_cycles").value
     subst: dict[str, Expr] = {k: const(v) for k, v in desc["sizes"].items()}
@@ -79,11 +83,12 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     ii = _e(desc["compute"]["pe_ii_sym"], subst)
     iters = _e(desc["compute"]["pe_iterations_per_tile_sym"], subst)
     tile = (iters - 1) * ii + pipeline_depth(pe_mod, subst)
-    acc_mem = next(m for m in desc["memory"] if m["name"] == "acc")
+    acc_mem = next(m for m in desc["memory"] if m["role"] == "accumulator")
     acc = mul(*[_e(d, subst) for d in acc_mem["dims_sym"]])
     drain_blocks = mul(*[loops[s]["outer"] for s in out_op["injection_loops"]]) if out_op["injection_loops"] else const(1)
     out_visits = visits_in_pass(out_op["reload_loops"])
-    l3_in = {o["name"]: lat[f"{o['name']}_IO_L3_in"] for o in inputs}
+    reader = {m["operand"]: n for n, m in mods.items() if m["kind"] == "io_l3_in"}
+    l3_in = {o["name"]: lat[reader[o["name"]]] for o in inputs}
     first = emax(*[eceil(l3_in[o["name"]] / visits_in_pass(o["reload_loops"])) for o in inputs]) \
         if inputs else const(0)
     l3_out_name = next(n for n, m in mods.items() if m["kind"] == "io_l3_out")
@@ -99,17 +104,17 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
         l3_out_name: first + tile * inner_tiles + lat[l3_out_name],
     }
     for o in inputs:
-        terms[f"{o['name']}_IO_L3_in"] = l3_in[o["name"]] + tile + drain + d_out
+        terms[reader[o["name"]]] = l3_in[o["name"]] + tile + drain + d_out
     for n, m in mods.items():
         # a chain's boundary module moves a subset of what its head moves: never the bound
-        if m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not n.endswith("_boundary"):
+        if m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not m["boundary"]:
             terms[n] = first + lat[n] + drain
     per_pass = emax(*terms.values())
     latency = n_pass * per_pass + (n_pass - 1) * region_restart if variant == "accurate" \
         else emax(compute, comm)
     total_bram, bram_parts = bram18k(desc, subst)
     bram_smooth, _ = bram18k(desc, subst, smooth=True)
-    traffic, per_array = offchip_bytes(desc, subst)
+    traffic, per_array = offchip_bytes(desc, subst, burst_overhead=burst_overhead)
     exprs: dict[str, Expr] = {
         "latency": latency, "dsp": dsp(desc, subst), "bram18k": total_bram, "uram": const(0),
         "offchip_bytes": traffic, "bram18k_smooth": bram_smooth, "compute_cycles": compute,

@@ -12,10 +12,11 @@ dimension, ``c * S`` SIMD lanes on every dimension the SIMD loop indexes with co
 other buffers are one bank. A bank of at most 1024 bits is mapped to LUTs (0 BRAM), as HLS
 does for small arrays. URAM is not used by the generated designs (0).
 
-Off-chip traffic (the paper's eq. 1-2 in general form), bytes: every input is read once
-per visit of its reload loops, for every lowest-level I/O module (halos included);
-the output is written once per visit of its tile, and read back with the frequency of
-partial-sum visits (always when there is no initialiser).
+Off-chip traffic (the paper's eq. 1-2 in general form), bytes: counted from the DRAM accesses
+of the modules' ASTs (each executed over the loops around it, weighted by the frequency of its
+branches, times the passes) and their ports' word widths: every input read once per visit of
+its reload loops for every lowest-level I/O module (halos included), the output written once
+per visit of its tile and read back on the visits that carry partial sums.
 """
 
 from __future__ import annotations
@@ -69,42 +70,25 @@ def dsp(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
 
 
 def bram18k(desc: Mapping[str, Any], subst: Mapping[str, Expr], *, smooth: bool = False) -> tuple[Expr, dict[str, Expr]]:
-    """Total BRAM18K and the share of each buffer. ``smooth`` drops the LUTRAM threshold
-    (an upper bound without ``Where``, for the mathematical-programming seed)."""
-    loops = loop_table(desc, subst)
-    ops = {o["name"]: o for o in desc["operands"]}
-    pes = num_pes(desc, subst)
+    """Total BRAM18K and the share of each buffer of the descriptor's ``memory``: its symbolic
+    ``instances_sym``, banks from its ``partition`` (none: one bank). ``smooth`` drops the
+    LUTRAM threshold (an upper bound without ``Where``, for the mathematical-programming seed)."""
     total: Expr = const(0)
     parts_out: dict[str, Expr] = {}
     for m in desc["memory"]:
-        elems = mul(*[_e(d, subst) for d in m["dims_sym"]])
-        bits = int(m["bits"])
-        name = m["name"]
-        if name.endswith("_block") and not name.endswith("_partial_block"):
-            op = ops[name[: -len("_block")]]
-            inst = mul(*[loops[s]["outer"] for s in op["injection_loops"]]) if op["injection_loops"] else const(1)
-            banks: Expr = const(1)
-            per_bank: Expr = const(1)
-            parts = {int(pt["dim"]): _e(pt["factor_sym"], subst) for pt in m.get("partition", [])}
-            for d, ext in enumerate(m["dims_sym"], start=1):
-                ext_e = _e(ext, subst)
-                if d in parts:
-                    banks = banks * parts[d]
-                    per_bank = per_bank * ceil_div(ext_e, parts[d])
-                else:
-                    per_bank = per_bank * ext_e
-            cost = _bank_cost(per_bank, bits, banks, inst, m["double_buffered"], smooth)
-            parts_out[name] = cost
-            total = total + cost
-            continue
-        elif name in ("acc", "acc_running"):
-            inst, banks = pes, const(1)
-        else:  # partial sums of the output
-            out = next(o for o in desc["operands"] if o["role"] == "output")
-            inst = mul(*[loops[s]["outer"] for s in out["injection_loops"]]) if out["injection_loops"] else const(1)
-            banks = const(1)
-        cost = _bank_cost(ceil_div(elems, banks), bits, banks, inst, m["double_buffered"], smooth)
-        parts_out[name] = cost
+        banks: Expr = const(1)
+        per_bank: Expr = const(1)
+        parts = {int(pt["dim"]): _e(pt["factor_sym"], subst) for pt in m.get("partition", [])}
+        for d, ext in enumerate(m["dims_sym"], start=1):
+            ext_e = _e(ext, subst)
+            if d in parts:
+                banks = banks * parts[d]
+                per_bank = per_bank * ceil_div(ext_e, parts[d])
+            else:
+                per_bank = per_bank * ext_e
+        cost = _bank_cost(per_bank, int(m["bits"]), banks, _e(m["instances_sym"], subst),
+                          m["double_buffered"], smooth)
+        parts_out[m["name"]] = cost
         total = total + cost
     return total, parts_out
 
@@ -117,31 +101,47 @@ def _bank_cost(depth: Expr, bits: int, banks: Expr, inst: Expr, double: bool, sm
     return inst * banks * per_bank * (2 if double else 1)
 
 
-def offchip_bytes(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> tuple[Expr, dict[str, Expr]]:
-    """Off-chip bytes moved per array (reads and writes)."""
+def offchip_bytes(desc: Mapping[str, Any], subst: Mapping[str, Expr], *,
+                  burst_overhead: int = 0) -> tuple[Expr, dict[str, Expr]]:
+    """Off-chip bytes moved per array: every DRAM access of every module's AST, counted over
+    the loops around it (weighted by the frequency of the branches it sits in) and the passes,
+    times its port's word (``lanes * element bits / 8``)."""
+    del burst_overhead  # traffic does not depend on it; kept for a uniform call
     loops = loop_table(desc, subst)
-    reduction = set(desc["design"]["reduction_loops"])
+    passes: Expr = const(1)
+    for n in desc["passes"]["loops"]:
+        passes = passes * loops[n]["tiles"]
+    ports = {p["name"]: p for p in desc["ports"]}
+    arrays = {o["name"]: o["array"] for o in desc["operands"]}
     per: dict[str, Expr] = {}
-    for op in desc["operands"]:
-        visits = mul(*[loops[n]["tiles"] for n in op["reload_loops"]]) if op["reload_loops"] else const(1)
-        modules = mul(*[loops[s]["outer"] for s in op["injection_loops"]]) if op["injection_loops"] else const(1)
-        nbytes = op["bits"] // 8
-        if op["role"] == "input":
-            box = mul(*[_e(b, subst) for b in op["box_sym"]])
-            per[op["array"]] = per.get(op["array"], const(0)) + visits * modules * box * nbytes
-        else:
-            acc = next(m for m in desc["memory"] if m["name"] == "acc")
-            elems = visits * modules * mul(*[_e(d, subst) for d in acc["dims_sym"]])
-            outer_red = [n for n in op["reload_loops"] if n in reduction]
-            if desc["kernel"]["initial_value"] is None:
-                read_freq: Expr = const(1)
-            else:
-                first: Expr = const(1)
-                for n in outer_red:
-                    first = first / loops[n]["tiles"]
-                read_freq = const(1) - first if outer_red else const(0)
-            per[op["array"]] = per.get(op["array"], const(0)) + elems * (1 + read_freq) * nbytes
+    for m in desc["modules"]:
+        local = dict(subst)
+        for tp in m.get("template", []):
+            local[tp.split()[-1]] = const(0)
+        for port, count in _dram_counts(m["ast"], local, const(1)):
+            p = ports[port]
+            nbytes = count * _e(p["lanes_sym"], subst) * (int(p["elem_bits"]) // 8) * passes
+            array = arrays[p["operand"]]
+            per[array] = per.get(array, const(0)) + nbytes
     total: Expr = const(0)
     for v in per.values():
         total = total + v
     return total, per
+
+
+def _dram_counts(stmts: Any, subst: Mapping[str, Expr], times: Expr) -> list[tuple[str, Expr]]:
+    """``(port, executions)`` of every DRAM access in ``stmts`` run ``times`` times."""
+    out: list[tuple[str, Expr]] = []
+    for s in stmts:
+        t = s.get("type")
+        if t in ("dram_read", "dram_write"):
+            out.append((s["port"], times))
+        elif t == "for":
+            out.extend(_dram_counts(s["body"], subst, times * _e(s["trip"], subst)))
+        elif t == "if":
+            freq = _e(s["freq"], subst) if s.get("freq") is not None else const(1)
+            out.extend(_dram_counts(s["then"], subst, times * freq))
+            out.extend(_dram_counts(s.get("else", []), subst, times * (const(1) - freq)))
+        elif t == "block":
+            out.extend(_dram_counts(s["body"], subst, times))
+    return out

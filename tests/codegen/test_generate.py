@@ -71,9 +71,18 @@ def test_descriptor_sections() -> None:
     ks = space_of("mm.c")
     gen = generate(ks, ks.design("ij-ij.k"), MM)
     d = json.loads(dict(gen.files)["descriptor.json"])
-    assert d["schema_version"] == 1
-    for key in ("kernel", "design", "tiling", "params", "loops", "modules", "memory", "compute", "topology", "fifos"):
+    assert d["schema_version"] == 2
+    for key in ("kernel", "design", "tiling", "params", "loops", "modules", "memory", "compute", "topology",
+                "fifos", "passes", "processes", "ports"):
         assert key in d
+    assert d["passes"]["loops"] == []  # partial sums stay on chip in ij-ij.k: one pass
+    assert [p["name"] for p in d["ports"]] == ["A", "B", "C"]
+    roles = {m["name"]: m["role"] for m in d["memory"]}
+    assert roles == {"A_block": "input_block", "B_block": "input_block", "acc": "accumulator",
+                     "acc_running": "running_sums"}
+    readers = {m["operand"]: m["name"] for m in d["modules"] if m["kind"] == "io_l3_in"}
+    assert readers == {"A": "A_IO_L3_in", "B": "B_IO_L3_in"}
+    assert all(m["boundary"] == m["name"].endswith("_boundary") for m in d["modules"])
     assert d["topology"]["array_dims"] == [4, 2] and d["topology"]["num_pes"] == 8
     assert d["compute"]["simd_lanes"] == 2 and d["compute"]["pe_ii"] == 1  # 2*4 = 8 >= fadd latency 8
     assert d["compute"]["ops_per_lane"] == ["mul", "add"]
