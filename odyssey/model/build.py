@@ -155,4 +155,24 @@ def model_from_descriptor(desc: Mapping[str, Any], platform: Platform, *, varian
         ops = float(len(desc["compute"]["ops_per_lane"]) * points)
     return DesignModel(desc["design"]["id"], params, exprs, platform, ops=ops, variant=variant,
                        info={"dataflow": desc["design"]["dataflow"], "ordering": desc["design"]["ordering"],
+                             "buffers_of": buffer_owners(desc),
+                             "pe_modules": [m["name"] for m in desc["modules"] if m["kind"] == "pe"],
                              "modules": [m["name"] for m in desc["modules"]]})
+
+
+#: the module kind that fills each kind of buffer
+_OWNER_KIND = {"input_block": "io_buf_inter", "partial_sums": "io_buf_inter", "accumulator": "pe",
+               "running_sums": "pe"}
+
+
+def buffer_owners(desc: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Buffers by the module that fills them: the first module (in the descriptor's order) of
+    the owning kind and operand, so a buffer's BRAM is reported once, not on every variant."""
+    out: dict[str, list[str]] = {}
+    for m in desc["memory"]:
+        kind = _OWNER_KIND.get(m["role"])
+        owner = next((mod["name"] for mod in desc["modules"] if mod["kind"] == kind
+                      and (kind == "pe" or mod["operand"] == m["operand"])), None)
+        if owner is not None:
+            out.setdefault(owner, []).append(m["name"])
+    return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from odyssey.model.design_model import DesignModel
 from odyssey.platforms import available
@@ -16,12 +16,14 @@ def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any
     bounds = {k[len("bound:"):]: float(v) for k, v in r.items() if k.startswith("bound:")}
     bottleneck = max(bounds, key=lambda k: bounds[k]) if bounds else None
     modules = []
+    owners = cast(Mapping[str, list[str]], model.info.get("buffers_of", {}))
+    pe_modules = set(cast(list[str], model.info.get("pe_modules", [])))
     for k, v in r.items():
         if k.startswith("module:"):
             name = k[len("module:"):]
             modules.append({"name": name, "latency_cycles": float(v),
-                            "bram18k": float(r.get(f"bram:{_buffer_of(name)}", 0.0)) if _buffer_of(name) else 0.0,
-                            "bottleneck": name == bottleneck or (bottleneck == "PE" and name.startswith("PE"))})
+                            "bram18k": sum(float(r[f"bram:{b}"]) for b in owners.get(name, ())),
+                            "bottleneck": name == bottleneck or (bottleneck == "PE" and name in pe_modules)})
     seconds = float(r["latency_cycles"]) / (plat.clock_mhz * 1e6)
     bram_parts = {k[len("bram:"):]: float(v) for k, v in r.items() if k.startswith("bram:")}
     return {
@@ -49,13 +51,3 @@ def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any
         "offchip_bytes": {k[len("offchip:"):]: float(v) for k, v in r.items() if k.startswith("offchip:")},
         "offchip_bytes_total": float(r["offchip_bytes"]),
     }
-
-
-def _buffer_of(module: str) -> str | None:
-    """The buffer a module owns, named as in the descriptor's memory section."""
-    if module.startswith("PE"):
-        return "acc"
-    if module.endswith("_in_inter") or module.endswith("_in_inter_boundary"):
-        base = module.split("_IO_")[0]
-        return f"{base}_block"
-    return None
