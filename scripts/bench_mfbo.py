@@ -6,12 +6,12 @@ Usage: python scripts/bench_mfbo.py [--kernels mm,cnn] [--seeds 5] [--budget 20]
 For MM 64x64x64 and CNN [I,O,H,W,P,Q] = [16,16,16,16,3,3] (the validation sizes):
 
 1. the pool: the analytic model's ``--pool`` best feasible design points over every
-   1D/2D design (:func:`odyssey.tune.mfbo_fidelity.model_candidates`, 3000 evolutionary
+   1D/2D design (:func:`odyssey.tune.fidelity.mfbo_fidelity.model_candidates`, 3000 evolutionary
    samples per design, seed 0);
 2. the reference: the timed simulation of the model's ``--reference`` best points; its
    best simulated latency is the target, and the simulated latency of the model's own
    best point is the "blind" choice;
-3. MFBO (:func:`odyssey.tune.mfbo.run_mfbo`) over the whole pool with ``--budget``
+3. MFBO (:func:`odyssey.tune.fidelity.mfbo.run_mfbo`) over the whole pool with ``--budget``
    simulations, for ``--seeds`` seeds; and, as a baseline, simulating the pool in model
    order.
 
@@ -48,7 +48,7 @@ def _tiling(text: str) -> tuple[tuple[str, int], ...]:
 
 
 def load_cache(path: Path) -> dict[Key, Any]:
-    from odyssey.tune.mfbo import Measurement
+    from odyssey.tune.fidelity.mfbo import Measurement
 
     out: dict[Key, Any] = {}
     if path.exists():
@@ -86,7 +86,7 @@ def _space(kernel: str) -> Any:
 
 
 def _simulate(job: tuple[str, Any]) -> Any:
-    from odyssey.tune.mfbo_fidelity import TimedSimFidelity
+    from odyssey.tune.fidelity.mfbo_fidelity import TimedSimFidelity
 
     kernel, c = job
     return TimedSimFidelity(_space(kernel), timeout_s=900)(c)
@@ -107,8 +107,8 @@ def evals_to_target(curve: list[float], target: float) -> int | None:
 
 def bench_kernel(kernel: str, args: argparse.Namespace) -> dict[str, Any]:
     from odyssey.platforms import load_platform
-    from odyssey.tune.mfbo import run_mfbo
-    from odyssey.tune.mfbo_fidelity import model_candidates
+    from odyssey.tune.fidelity.mfbo import run_mfbo
+    from odyssey.tune.fidelity.mfbo_fidelity import model_candidates
 
     ks = _space(kernel)
     t0 = time.perf_counter()

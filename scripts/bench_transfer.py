@@ -6,16 +6,16 @@ Usage: python scripts/bench_transfer.py [--networks vgg16,resnet50] [--samples 1
 
 Per network and seed, tunes every unique layer shape (all 30 designs of kernels/cnn.c, 1D
 and 2D arrays, ``--samples`` evaluations per design and shape, U250) from scratch and with
-transfer (:func:`odyssey.studies.transfer.tune_layers`: seeds, predicted design order and a
+transfer (:func:`odyssey.network.transfer.tune_layers`: seeds, predicted design order and a
 race of the designs), then compares the samples and seconds each needed to reach 99% of the
-from-scratch result of every shape (:func:`odyssey.studies.transfer_report.compare`). The
+from-scratch result of every shape (:func:`odyssey.network.transfer_report.compare`). The
 *control* (seeds in ``--control-seeds``) is the from-scratch run with the next seed, held
 to the same threshold: it measures how often an equally good search misses 99% of another
 run's best by chance (it is also the next seed's from-scratch run, run once). The ablations
 (networks in ``--ablations``, first seed) run transfer without the race (seeds and predicted
 order, the designs one after another: the first method), transfer with every design in the
 race (no field) and the race without transfer (the design space's order, no seeds). All runs of a network take turns shape by shape
-(:func:`odyssey.studies.transfer.tune_together`), so their wall times see about the same
+(:func:`odyssey.network.transfer.tune_together`), so their wall times see about the same
 load. Writes docs/results/transfer.md and
 docs/results/transfer/<network>_seed<k>.json (the comparisons only: totals and one row per
 shape; ``odyssey network NET --transfer --json`` keeps every design's result).
@@ -41,10 +41,10 @@ CONTROL = "control (scratch, next seed)"
 def run(network: str, seeds: list[int], args: argparse.Namespace) -> None:
     """Every run of ``network`` in one :func:`tune_together`: the runs take turns shape by
     shape, so their wall times are measured under about the same load."""
+    from odyssey.network.networks import load_network
+    from odyssey.network.transfer import Mode, tune_together
+    from odyssey.network.transfer_report import compare, comparison_record
     from odyssey.platforms import load_platform
-    from odyssey.studies.networks import load_network
-    from odyssey.studies.transfer import Mode, tune_together
-    from odyssey.studies.transfer_report import compare, comparison_record
 
     net = load_network(network)
     controls = [s for s in seeds if s in args.control_seeds]
@@ -92,10 +92,10 @@ def _mean(xs: list[float]) -> float:
 
 
 def write_md(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
-    from odyssey.studies.plots import draw
-    from odyssey.studies.transfer import FIELD_SCORE
-    from odyssey.studies.transfer_race import KEEP, RUNGS
-    from odyssey.studies.transfer_report import transfer_plot
+    from odyssey.network.transfer import FIELD_SCORE
+    from odyssey.network.transfer_race import KEEP, RUNGS
+    from odyssey.network.transfer_report import transfer_plot
+    from odyssey.plots import draw
 
     samples = results[0]["modes"]["transfer"]["samples"] if results else args.samples
     method = results[0]["modes"]["transfer"]["method"] if results else args.method

@@ -22,8 +22,8 @@ def run_mfbo_command(args: argparse.Namespace) -> int:
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
     from odyssey.platforms import load_platform
-    from odyssey.tune.mfbo import MFBOStep, run_mfbo
-    from odyssey.tune.mfbo_fidelity import (
+    from odyssey.tune.fidelity.mfbo import MFBOStep, run_mfbo
+    from odyssey.tune.fidelity.mfbo_fidelity import (
         SCREEN_SAMPLES,
         SIMULATABLE_MAX_DIM,
         TOP_K,

@@ -12,9 +12,9 @@ from odyssey.cli._common import table
 
 
 def run_shared_array(args: argparse.Namespace) -> int:
+    from odyssey.network.networks import load_network
+    from odyssey.network.shared_array import shared_array
     from odyssey.platforms import load_platform
-    from odyssey.studies.networks import load_network
-    from odyssey.studies.shared_array import shared_array
     from odyssey.studies.shared_array_study import layer_peaks, shared_array_record
 
     network = load_network(args.network)

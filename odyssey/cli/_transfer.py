@@ -13,10 +13,10 @@ from odyssey.cli._common import table
 
 
 def run_transfer(args: argparse.Namespace) -> int:
+    from odyssey.network.networks import load_network
+    from odyssey.network.transfer import Mode, ProgressFn, TransferProgress, tune_together
+    from odyssey.network.transfer_report import QUALITY, compare, comparison_record
     from odyssey.platforms import load_platform
-    from odyssey.studies.networks import load_network
-    from odyssey.studies.transfer import Mode, ProgressFn, TransferProgress, tune_together
-    from odyssey.studies.transfer_report import QUALITY, compare, comparison_record
 
     network = load_network(args.network)
     platform = load_platform(args.platform)
@@ -83,8 +83,8 @@ def _transfer_only(args: argparse.Namespace, network: Any, platform: Any, time_s
                    history_doc: Any, history: Any, progress: Any) -> int:
     """``--no-compare``: the transfer run alone, printed as ``odyssey network`` prints."""
     from odyssey.cli.network_cmd import print_network
-    from odyssey.studies.transfer import tune_layers
-    from odyssey.studies.transfer_report import network_result
+    from odyssey.network.transfer import tune_layers
+    from odyssey.network.transfer_report import network_result
 
     live = sys.stderr.isatty()
     try:
@@ -110,7 +110,7 @@ def _load_history(path: str | None) -> tuple[Any, Any]:
     """The record in ``--history`` and its source shapes (None and none if it is not given
     or does not exist yet)."""
     from odyssey.errors import NetworkError
-    from odyssey.studies.transfer_history import history_sources
+    from odyssey.network.transfer_history import history_sources
 
     if path is None or not Path(path).exists():
         return None, ()
@@ -124,7 +124,7 @@ def _load_history(path: str | None) -> tuple[Any, Any]:
 def _save_history(path: str | None, old: Any, run: Any) -> None:
     """Add ``run``'s shapes to ``old``, the record read from ``--history`` at the start, and
     write it there (whole, then renamed into place)."""
-    from odyssey.studies.transfer_history import merge_history
+    from odyssey.network.transfer_history import merge_history
 
     if path is None:
         return

@@ -13,9 +13,9 @@ from odyssey.errors import OdysseyError
 
 
 def _cmd_network(args: argparse.Namespace) -> int:
+    from odyssey.network.network_tuning import NetworkProgress, tune_network
+    from odyssey.network.networks import load_network
     from odyssey.platforms import load_platform
-    from odyssey.studies.network_tuning import NetworkProgress, tune_network
-    from odyssey.studies.networks import load_network
 
     if args.shared_array:
         from odyssey.cli._shared_array import run_shared_array
@@ -57,8 +57,8 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
                   json_out: str | None) -> int:
     """Print the per-layer table and totals of a :class:`NetworkResult`, write its JSON to
     ``json_out``; the exit status."""
-    from odyssey.studies.network_tuning import network_record
-    from odyssey.studies.networks import unique_shapes
+    from odyssey.network.network_tuning import network_record
+    from odyssey.network.networks import unique_shapes
 
     network = result.network
     n_shapes = len(unique_shapes(network))

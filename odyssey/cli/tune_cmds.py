@@ -165,7 +165,7 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
     from odyssey.platforms import load_platform
-    from odyssey.tune.optimum import find_optimum
+    from odyssey.tune.exact.optimum import find_optimum
 
     ks = analyse(load_scop(args.kernel, defines(args.define)), max_dim=3)
     design = ks.design(args.design)

@@ -1,43 +1,10 @@
-"""odyssey.studies: declarative experiments over kernels, networks, designs and tuners.
+"""odyssey.studies: the Odyssey paper's architecture studies as declarative experiments.
 
-* :mod:`.networks`: CNN workloads (VGG16, ResNet-50, MobileNetV2 bundled as JSON) as problem
-  sizes of ``kernels/cnn.c`` and ``kernels/dwconv.c``: :func:`load_network`,
-  :func:`unique_shapes`;
-* :mod:`.network_tuning`: tune every layer of a network (identical shapes once):
-  :func:`tune_network` returns a :class:`NetworkResult`; :func:`network_record` its JSON.
+* :mod:`.study`: the framework (a study is a function of a :class:`StudyContext` returning
+  tables and plots), :mod:`.writer` writes a study's folder atomically;
+* one module per study (``mm_dataflows``, ``divisor_only``, ...), collected by
+  :mod:`.registry` (``odyssey study --list``);
+* :mod:`.tuner_bench`: the tuner benchmark behind ``odyssey study tuners``.
+
+Network-scale tuning (layer tables, per-layer tuning, transfer) lives in :mod:`odyssey.network`.
 """
-
-from __future__ import annotations
-
-from odyssey.studies.network_tuning import (
-    DesignOutcome,
-    LayerResult,
-    NetworkProgress,
-    NetworkResult,
-    ShapeResult,
-    dsp_efficiency,
-    mac_lanes,
-    network_record,
-    tune_network,
-)
-from odyssey.studies.networks import (
-    KERNEL_SIZES,
-    LAYER_KINDS,
-    Layer,
-    LayerKind,
-    Network,
-    Removed,
-    ShapeGroup,
-    Unmapped,
-    list_networks,
-    load_network,
-    parse_network,
-    unique_shapes,
-)
-
-__all__ = [
-    "KERNEL_SIZES", "LAYER_KINDS", "DesignOutcome", "Layer", "LayerKind", "LayerResult",
-    "Network", "NetworkProgress", "NetworkResult", "Removed", "ShapeGroup", "ShapeResult",
-    "Unmapped", "dsp_efficiency", "list_networks", "load_network", "mac_lanes",
-    "network_record", "parse_network", "tune_network", "unique_shapes",
-]

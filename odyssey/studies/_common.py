@@ -19,8 +19,8 @@ from odyssey.model import DesignModel, build_model
 from odyssey.model.report import model_record
 from odyssey.platforms import Platform
 from odyssey.studies.study import StudyContext
-from odyssey.tune import make_tuner, run_tuner
-from odyssey.tune.optimum import OptimumResult, find_optimum
+from odyssey.tune.exact.best import FALLBACK_SAMPLES, best_tiling
+from odyssey.tune.exact.optimum import OptimumResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +92,6 @@ def evaluate_point(design: Design, model: DesignModel, tiling: Mapping[str, int]
         status=status, seconds=seconds)
 
 
-#: samples of the tuner run when the branch and bound stops at its time limit
-FALLBACK_SAMPLES = 20_000
-
-
 def optimum_point(design: Design, model: DesignModel, *, time_limit_s: float | None,
                   seed: int = 0, accurate: DesignModel | None = None,
                   fallback_samples: int = FALLBACK_SAMPLES) -> tuple[Point, OptimumResult]:
@@ -110,23 +106,6 @@ def optimum_point(design: Design, model: DesignModel, *, time_limit_s: float | N
                                                 fallback_samples=fallback_samples)
     return evaluate_point(design, model, tiling, status=status,
                           seconds=time.perf_counter() - start, accurate=accurate), opt
-
-
-def best_tiling(model: DesignModel, *, time_limit_s: float | None, seed: int = 0,
-                fallback_samples: int = FALLBACK_SAMPLES
-                ) -> tuple[dict[str, int] | None, float, str, OptimumResult]:
-    """:func:`optimum_point`'s search: ``(tiling, latency, status, branch-and-bound result)``."""
-    opt = find_optimum(model, time_limit_s=time_limit_s, seed=seed)
-    tiling = dict(opt.tiling) if opt.tiling is not None else None
-    status, latency = str(opt.status), opt.latency_cycles
-    if opt.status == "time_limit" and fallback_samples > 0:
-        res = run_tuner(make_tuner("odyssey", model, seed=seed), model, samples=fallback_samples)
-        if res.best is not None and res.best.latency_cycles < latency:
-            tiling, latency = dict(res.best.tiling), res.best.latency_cycles
-            status += "+tuner"
-        if math.isfinite(latency) and latency > 0:
-            status += f", gap {max(0.0, latency - opt.lower_bound_cycles) / latency:.0%}"
-    return tiling, latency, status, opt
 
 
 Optimum = tuple[Design, DesignModel, Point, OptimumResult]

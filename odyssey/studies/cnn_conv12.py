@@ -6,7 +6,7 @@ output I/O latency, DSP, DSP efficiency, ``T_i1`` and the bottleneck). Every des
 tiling is the exact optimum of the accurate model, or the best found within the time
 limit per design (the status column says which).
 
-DSP efficiency is :func:`odyssey.studies.network_tuning.dsp_efficiency`: MACs over
+DSP efficiency is :func:`odyssey.network.network_tuning.dsp_efficiency`: MACs over
 ``#PE * SIMD * cycles``, the fraction of the array's peak the layer achieves.
 """
 
@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from odyssey.mapping.space import Design
 from odyssey.model import DesignModel
+from odyssey.network.network_tuning import dsp_efficiency
+from odyssey.plots import Bars, Plot, Series
 from odyssey.studies._common import (
     POINT_COLUMNS,
     Point,
@@ -28,8 +30,6 @@ from odyssey.studies._common import (
     point_row,
     ratio,
 )
-from odyssey.studies.network_tuning import dsp_efficiency
-from odyssey.studies.plots import Bars, Plot, Series
 from odyssey.studies.study import (
     Cell,
     Headline,

@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from odyssey.model import build_model
+from odyssey.network.networks import load_network, unique_shapes
+from odyssey.plots import Bars, Heatmap, Plot, RefLine, Series
 from odyssey.studies._common import Point, designs_of, geomean, kernel_space, optimum_point, ratio
-from odyssey.studies.networks import load_network, unique_shapes
-from odyssey.studies.plots import Bars, Heatmap, Plot, RefLine, Series
 from odyssey.studies.study import (
     Headline,
     PaperValue,

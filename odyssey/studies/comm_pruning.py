@@ -3,7 +3,7 @@
 The paper's Figure 1 (design 3) and Lesson 2: keeping only the designs with the least
 off-chip data movement and searching among them loses 45% of the throughput on MM
 1024^3. Here, per design, two exact searches with the branch and bound of
-:mod:`odyssey.tune.optimum` on the model's own expressions:
+:mod:`odyssey.tune.exact.optimum` on the model's own expressions:
 
 1. the least off-chip traffic ``B*`` (bytes) over the feasible tilings (the objective is
    ``offchip_bytes`` instead of the latency);
@@ -22,6 +22,7 @@ import numpy as np
 
 from odyssey.expr import Expr, emax, emin
 from odyssey.model import DesignModel
+from odyssey.plots import Bars, Plot, RefLine, Series
 from odyssey.studies._common import (
     POINT_COLUMNS,
     Point,
@@ -32,7 +33,6 @@ from odyssey.studies._common import (
     preset_designs,
     ratio,
 )
-from odyssey.studies.plots import Bars, Plot, RefLine, Series
 from odyssey.studies.study import (
     Headline,
     PaperValue,
@@ -43,7 +43,7 @@ from odyssey.studies.study import (
     Table,
     result,
 )
-from odyssey.tune.optimum import find_optimum
+from odyssey.tune.exact.optimum import find_optimum
 
 NAME = "comm-pruning"
 #: latency penalty of a tiling above the least traffic (cycles; far above any latency)

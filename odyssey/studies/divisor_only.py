@@ -20,6 +20,7 @@ import numpy as np
 
 from odyssey.mapping.space import Design
 from odyssey.model import DesignModel
+from odyssey.plots import Bars, Plot, RefLine, Series
 from odyssey.studies._common import (
     POINT_COLUMNS,
     Point,
@@ -30,7 +31,6 @@ from odyssey.studies._common import (
     preset_designs,
     ratio,
 )
-from odyssey.studies.plots import Bars, Plot, RefLine, Series
 from odyssey.studies.study import (
     Headline,
     PaperValue,

@@ -22,6 +22,7 @@ import math
 
 from odyssey.mapping.space import Design
 from odyssey.model import DesignModel, build_model
+from odyssey.plots import Bars, Plot, RefLine, Series
 from odyssey.studies._common import (
     POINT_COLUMNS,
     Point,
@@ -32,7 +33,6 @@ from odyssey.studies._common import (
     preset_designs,
     ratio,
 )
-from odyssey.studies.plots import Bars, Plot, RefLine, Series
 from odyssey.studies.study import (
     Headline,
     PaperValue,
@@ -44,7 +44,7 @@ from odyssey.studies.study import (
     result,
 )
 from odyssey.tune import make_tuner, run_tuner
-from odyssey.tune.optimum import find_optimum
+from odyssey.tune.exact.optimum import find_optimum
 
 NAME = "max-model"
 

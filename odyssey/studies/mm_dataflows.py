@@ -3,11 +3,12 @@
 The paper's Figure 10 (normalised throughput and DSP use of the 18 MM 1024^3 designs)
 and Table 6 (the three orderings of dataflow ``[i]``: latency, PE count and the BRAM of
 each I/O module). Each design's tiling is the exact optimum of the accurate model
-(:func:`odyssey.tune.optimum.find_optimum`); throughput is normalised to the best design.
+(:func:`odyssey.tune.exact.optimum.find_optimum`); throughput is normalised to the best design.
 """
 
 from __future__ import annotations
 
+from odyssey.plots import Bars, Plot, Series
 from odyssey.studies._common import (
     POINT_COLUMNS,
     Optimum,
@@ -18,7 +19,6 @@ from odyssey.studies._common import (
     preset_designs,
     ratio,
 )
-from odyssey.studies.plots import Bars, Plot, Series
 from odyssey.studies.study import (
     Headline,
     PaperValue,
@@ -150,7 +150,7 @@ STUDY = Study(
     kernel="kernels/mm.c",
     designs="all 18 designs (6 dataflows x 3 loop orderings)",
     method="exact optimum of the accurate model per design (branch and bound, "
-           "`odyssey.tune.optimum`)",
+           "`odyssey.tune.exact.optimum`)",
     full=Preset("full", {"I": 1024, "J": 1024, "K": 1024}, None, {"time_limit_s": 120.0}),
     quick=Preset("quick", {"I": 64, "J": 64, "K": 64},
                  ("i-ij.k", "i-ik.j", "i-jk.i", "ij-ij.k"), {"time_limit_s": 10.0}),

@@ -1,7 +1,7 @@
 """Study `mp-objectives`: the MP seed's objective functions, alone and as seeds.
 
 The paper's Table 4 and Figure 5 (section 4.2) on MM 1024^3: the mathematical-programming
-problem (:mod:`odyssey.tune.mp_seed`, Ipopt) with objective Obj1 ``comp`` (most DSPs),
+problem (:mod:`odyssey.tune.seed.mp_seed`, Ipopt) with objective Obj1 ``comp`` (most DSPs),
 Obj2 ``comm`` (least off-chip traffic) or Obj3 ``comm-comp`` (their difference),
 
 * *alone*: the best rounded solution of the MP problem (Table 4: its latency over the
@@ -19,8 +19,8 @@ import math
 import numpy as np
 
 from odyssey.model import DesignModel, build_model
+from odyssey.plots import Bars, Curve, Lines, Plot, RefLine, Series
 from odyssey.studies._common import kernel_space, optimum_point, ratio
-from odyssey.studies.plots import Bars, Curve, Lines, Plot, RefLine, Series
 from odyssey.studies.study import (
     Headline,
     PaperValue,

@@ -3,7 +3,7 @@
 Not a figure of the paper: its section 5.4 tunes every layer on its own array (one
 dataflow, per-layer tiling and PE count) and concludes that a single array
 underuses the FPGA (77% and 57% of the layer-wise peak). This study fixes the hardware
-once per network (:mod:`odyssey.studies.shared_array`: PE grid, SIMD lanes,
+once per network (:mod:`odyssey.network.shared_array`: PE grid, SIMD lanes,
 latency-hiding factors and buffer capacities) and lets only the run-time tiles vary
 per layer, and reports the gap to the per-layer optimum.
 """
@@ -14,10 +14,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from odyssey.network.networks import load_network, parse_network
+from odyssey.network.shared_array import SharedArray, shared_array
+from odyssey.plots import Bars, Plot, RefLine, Series
 from odyssey.studies._common import geomean, ratio
-from odyssey.studies.networks import load_network, parse_network
-from odyssey.studies.plots import Bars, Plot, RefLine, Series
-from odyssey.studies.shared_array import SharedArray, shared_array
 from odyssey.studies.study import (
     Cell,
     Headline,
@@ -42,7 +42,7 @@ def layer_peaks(arrays: Sequence[SharedArray]) -> dict[str, float]:
 
 
 def shared_array_record(network: str, arrays: Sequence[SharedArray]) -> dict[str, Any]:
-    """JSON-ready record of :func:`~odyssey.studies.shared_array.shared_array`'s result."""
+    """JSON-ready record of :func:`~odyssey.network.shared_array.shared_array`'s result."""
     peaks = layer_peaks(arrays)
     ideal = sum(lay.count * peaks[lay.label] for lay in arrays[0].layers) if arrays else math.nan
     return {

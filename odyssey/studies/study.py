@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from odyssey.errors import StudyError
 from odyssey.platforms import Platform
-from odyssey.studies.plots import Plot
+from odyssey.plots import Plot
 
 PresetName = Literal["full", "quick"]
 Unit = Literal["x", "%", "GOP/s", "cycles", "s", "MB", "samples", ""]

@@ -8,7 +8,7 @@ methods that search the same way whatever their budget. A method that adapts to 
 budget (it overrides :meth:`~odyssey.tune.base.Tuner.begin`: annealing cools over it,
 Odyssey spends samples and seconds differently) is also run once per sample checkpoint
 with that many samples as its budget (and ``sample_time_s`` as a cap), and read there. Results are normalised
-by each design's exact optimum (:func:`odyssey.tune.optimum.find_optimum`), which the
+by each design's exact optimum (:func:`odyssey.tune.exact.optimum.find_optimum`), which the
 caller may cache (:func:`optimum_key`). Nothing here prints or writes files: the script
 ``scripts/bench_tuners.py`` does, and a study command can call :func:`run_bench`.
 """
@@ -28,7 +28,7 @@ from odyssey.model import DesignModel, build_model
 from odyssey.platforms import load_platform
 from odyssey.tune import TUNERS, TracePoint, make_tuner, run_tuner
 from odyssey.tune.base import Tuner
-from odyssey.tune.optimum import find_optimum
+from odyssey.tune.exact.optimum import find_optimum
 
 #: every method of the paper's comparison plus ours, in plotting order
 METHODS = ("random", "exhaustive", "annealing", "bayesian", "opentuner", "ensemble", "rl",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from odyssey.studies.plots import Bars, Curve, Lines, Plot, RefLine, Series
+from odyssey.plots import Bars, Curve, Lines, Plot, RefLine, Series
 from odyssey.studies.study import (
     Cell,
     Headline,

@@ -19,7 +19,7 @@ from typing import Any
 
 from odyssey.errors import StudyError
 from odyssey.fsutil import write_dir_atomically
-from odyssey.studies.plots import draw
+from odyssey.plots import draw
 from odyssey.studies.study import Cell, Headline, Study, StudyResult, Table
 
 #: rows of a table shown in the README (the CSV has them all)

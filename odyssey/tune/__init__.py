@@ -22,8 +22,6 @@ Typical use::
 
 from __future__ import annotations
 
-from odyssey.tune.a2c import NeighbourhoodA2C
-from odyssey.tune.annealing import SimulatedAnnealing
 from odyssey.tune.base import (
     Point,
     Progress,
@@ -35,23 +33,19 @@ from odyssey.tune.base import (
     fitness,
     run_tuner,
 )
-from odyssey.tune.bayesian import BayesianOptimization
-from odyssey.tune.ensemble import OpenTunerEnsemble
-from odyssey.tune.evolutionary import Evolutionary
-from odyssey.tune.exhaustive import ExhaustiveSearch
-from odyssey.tune.gbfs import GreedyBestFirst
-from odyssey.tune.mind_mappings import MindMappings
-from odyssey.tune.mp_seed import (
-    OBJECTIVES,
-    SOLVERS,
-    MPSeedResult,
-    build_mp_model,
-    mp_seed,
-    round_candidates,
-)
-from odyssey.tune.nlsolve import NLSolveResult, solve_nl
-from odyssey.tune.odyssey_tuner import OdysseyTuner
-from odyssey.tune.operators import (
+from odyssey.tune.baselines.a2c import NeighbourhoodA2C
+from odyssey.tune.baselines.annealing import SimulatedAnnealing
+from odyssey.tune.baselines.bayesian import BayesianOptimization
+from odyssey.tune.baselines.ensemble import OpenTunerEnsemble
+from odyssey.tune.baselines.exhaustive import ExhaustiveSearch
+from odyssey.tune.baselines.gbfs import GreedyBestFirst
+from odyssey.tune.baselines.mind_mappings import MindMappings
+from odyssey.tune.baselines.rl import ReinforcementLearning
+from odyssey.tune.baselines.sunstone import Sunstone
+from odyssey.tune.registry import TUNERS, make_tuner, tuner_options
+from odyssey.tune.search.evolutionary import Evolutionary
+from odyssey.tune.search.odyssey_tuner import OdysseyTuner
+from odyssey.tune.search.operators import (
     BaseCrossover,
     BaseMutation,
     FactorizationMutation,
@@ -59,11 +53,17 @@ from odyssey.tune.operators import (
     PerLoopCrossover,
     RandomMutation,
 )
-from odyssey.tune.random_search import RandomSearch
-from odyssey.tune.registry import TUNERS, make_tuner, tuner_options
-from odyssey.tune.rl import ReinforcementLearning
+from odyssey.tune.search.random_search import RandomSearch
+from odyssey.tune.seed.mp_seed import (
+    OBJECTIVES,
+    SOLVERS,
+    MPSeedResult,
+    build_mp_model,
+    mp_seed,
+    round_candidates,
+)
+from odyssey.tune.seed.nlsolve import NLSolveResult, solve_nl
 from odyssey.tune.space import Chain, SearchSpace, divisors
-from odyssey.tune.sunstone import Sunstone
 
 __all__ = [
     "OBJECTIVES", "SOLVERS", "TUNERS", "BaseCrossover", "BaseMutation", "BayesianOptimization",

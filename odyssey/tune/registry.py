@@ -14,21 +14,21 @@ import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel
-from odyssey.tune.a2c import NeighbourhoodA2C
-from odyssey.tune.annealing import SimulatedAnnealing
 from odyssey.tune.base import Tuner
-from odyssey.tune.bayesian import BayesianOptimization
-from odyssey.tune.ensemble import OpenTunerEnsemble
-from odyssey.tune.evolutionary import Evolutionary
-from odyssey.tune.exhaustive import ExhaustiveSearch
-from odyssey.tune.gbfs import GreedyBestFirst
-from odyssey.tune.mfbo_tuner import MFBOTuner
-from odyssey.tune.mind_mappings import MindMappings
-from odyssey.tune.odyssey_tuner import OdysseyTuner
-from odyssey.tune.opentuner_search import OpenTunerSearch
-from odyssey.tune.random_search import RandomSearch
-from odyssey.tune.rl import ReinforcementLearning
-from odyssey.tune.sunstone import Sunstone
+from odyssey.tune.baselines.a2c import NeighbourhoodA2C
+from odyssey.tune.baselines.annealing import SimulatedAnnealing
+from odyssey.tune.baselines.bayesian import BayesianOptimization
+from odyssey.tune.baselines.ensemble import OpenTunerEnsemble
+from odyssey.tune.baselines.exhaustive import ExhaustiveSearch
+from odyssey.tune.baselines.gbfs import GreedyBestFirst
+from odyssey.tune.baselines.mind_mappings import MindMappings
+from odyssey.tune.baselines.opentuner_search import OpenTunerSearch
+from odyssey.tune.baselines.rl import ReinforcementLearning
+from odyssey.tune.baselines.sunstone import Sunstone
+from odyssey.tune.fidelity.mfbo_tuner import MFBOTuner
+from odyssey.tune.search.evolutionary import Evolutionary
+from odyssey.tune.search.odyssey_tuner import OdysseyTuner
+from odyssey.tune.search.random_search import RandomSearch
 
 #: tuners by name, each constructed as ``cls(model, rng=..., **options)``
 TUNERS: dict[str, type[Tuner]] = {

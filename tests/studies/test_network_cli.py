@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-import odyssey.studies.network_tuning as nt
+import odyssey.network.network_tuning as nt
 from odyssey.cli import main
 from odyssey.errors import NetworkError
+from odyssey.network.networks import load_network
 from odyssey.platforms import load_platform
-from odyssey.studies.networks import load_network
 
 ROOT = Path(__file__).resolve().parents[2]
 CNN = str(ROOT / "kernels" / "cnn.c")

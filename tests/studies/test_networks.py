@@ -17,7 +17,7 @@ import pytest
 from odyssey.errors import NetworkError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import analyse
-from odyssey.studies.networks import (
+from odyssey.network.networks import (
     KERNEL_SIZES,
     Layer,
     list_networks,

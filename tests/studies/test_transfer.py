@@ -15,10 +15,8 @@ from odyssey.errors import NetworkError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import analyse
 from odyssey.model import build_model
-from odyssey.platforms import load_platform
-from odyssey.studies.networks import Network, ShapeGroup, load_network, parse_network
-from odyssey.studies.plots import Bars, Lines
-from odyssey.studies.transfer import (
+from odyssey.network.networks import Network, ShapeGroup, load_network, parse_network
+from odyssey.network.transfer import (
     RESCALINGS,
     DesignRun,
     ShapeRun,
@@ -32,9 +30,11 @@ from odyssey.studies.transfer import (
     tune_layers,
     tuning_order,
 )
-from odyssey.studies.transfer_history import history_record, history_sources, merge_history
-from odyssey.studies.transfer_race import completion, race, start_search
-from odyssey.studies.transfer_report import compare, transfer_plot
+from odyssey.network.transfer_history import history_record, history_sources, merge_history
+from odyssey.network.transfer_race import completion, race, start_search
+from odyssey.network.transfer_report import compare, transfer_plot
+from odyssey.platforms import load_platform
+from odyssey.plots import Bars, Lines
 from odyssey.tune import SearchSpace, TracePoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,7 +119,7 @@ def test_same_tiles_stay_within_the_bram_where_scaled_ones_outgrow_it() -> None:
 
 def test_tuning_order_chains_similar_shapes_within_kinds() -> None:
     net = load_network("resnet50")
-    from odyssey.studies.networks import unique_shapes
+    from odyssey.network.networks import unique_shapes
 
     groups = unique_shapes(net)
     order = tuning_order(groups)

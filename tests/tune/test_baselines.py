@@ -34,13 +34,17 @@ from odyssey.tune import (
     make_tuner,
     run_tuner,
 )
-from odyssey.tune.ensemble import AUCBandit
-from odyssey.tune.ensemble_techniques import DifferentialEvolution
-from odyssey.tune.exhaustive import _Permutation, chain_options
-from odyssey.tune.moves import all_moves, apply_move, neighbours
-from odyssey.tune.nn import MLP, masked_softmax, sample_categorical
-from odyssey.tune.opentuner_search import INFEASIBLE_CYCLES, OpenTunerSearch, reported_times
-from odyssey.tune.sunstone import pareto_front
+from odyssey.tune.baselines.ensemble import AUCBandit
+from odyssey.tune.baselines.ensemble_techniques import DifferentialEvolution
+from odyssey.tune.baselines.exhaustive import _Permutation, chain_options
+from odyssey.tune.baselines.moves import all_moves, apply_move, neighbours
+from odyssey.tune.baselines.nn import MLP, masked_softmax, sample_categorical
+from odyssey.tune.baselines.opentuner_search import (
+    INFEASIBLE_CYCLES,
+    OpenTunerSearch,
+    reported_times,
+)
+from odyssey.tune.baselines.sunstone import pareto_front
 from tests.tune.contract import TunerContract, _columns
 from tests.tune.mm_model import mm_model
 
@@ -246,7 +250,7 @@ class TestOpenTuner(TunerContract):
         assert list(tmp_path.iterdir()) == []  # no opentuner.db/, no opentuner.log
 
     def test_missing_opentuner_is_a_tuner_error(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.delitem(sys.modules, "odyssey.tune._opentuner_run")
+        monkeypatch.delitem(sys.modules, "odyssey.tune.baselines._opentuner_run")
         monkeypatch.setitem(sys.modules, "opentuner", None)  # import opentuner fails
         with pytest.raises(TunerError, match=r"needs OpenTuner.*pip install"):
             self.make()
@@ -484,9 +488,6 @@ def test_categorical_sampling_never_draws_a_masked_entry() -> None:
 def test_every_baseline_is_registered() -> None:
     assert {"exhaustive", "annealing", "bayesian", "opentuner", "ensemble", "rl",
             "mind_mappings", "gbfs", "a2c", "sunstone"} <= set(TUNERS)
-    from odyssey.tune.odyssey_tuner import TUNERS as reexported
-
-    assert reexported is TUNERS
 
 
 def test_benchmark_reads_every_run_at_every_budget_point() -> None:

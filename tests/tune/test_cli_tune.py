@@ -14,7 +14,7 @@ from odyssey.frontend import load_scop
 from odyssey.mapping.space import Design, KernelSpace, analyse
 from odyssey.model.design_model import DesignModel
 from odyssey.platforms import Platform, load_platform
-from odyssey.tune.optimum import find_optimum
+from odyssey.tune.exact.optimum import find_optimum
 from tests.tune.mm_model import mm_model
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from odyssey.errors import TunerError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import KernelSpace, analyse
 from odyssey.platforms import load_platform
-from odyssey.tune.acquisition import (
+from odyssey.tune.fidelity.acquisition import (
     ExpectedImprovement,
     HypervolumeImprovement,
     LinearCost,
@@ -26,8 +26,8 @@ from odyssey.tune.acquisition import (
     hypervolume,
     pareto_mask,
 )
-from odyssey.tune.mfbo import Candidate, Measurement, MultiFidelityBO, run_mfbo
-from odyssey.tune.mfbo_fidelity import TimedSimFidelity, model_candidates
+from odyssey.tune.fidelity.mfbo import Candidate, Measurement, MultiFidelityBO, run_mfbo
+from odyssey.tune.fidelity.mfbo_fidelity import TimedSimFidelity, model_candidates
 from tests.tune.contract import TunerContract
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from odyssey.expr import emax, le, lt, sym, where
 from odyssey.model.design_model import DesignModel
 from odyssey.platforms import load_platform
 from odyssey.tune import SearchSpace, build_mp_model, mp_seed
-from odyssey.tune.mp_seed import base_bytes, has_comparison, random_feasible, smooth_surrogate
+from odyssey.tune.seed.mp_seed import base_bytes, has_comparison, random_feasible, smooth_surrogate
 from tests.tune.mm_model import mm_exprs, mm_model, mm_params
 
 MODEL = mm_model()

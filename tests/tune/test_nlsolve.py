@@ -1,4 +1,4 @@
-"""Tests for odyssey.tune.nlsolve with the real solvers (casadi's Ipopt, PySCIPOpt)."""
+"""Tests for odyssey.tune.seed.nlsolve with the real solvers (casadi's Ipopt, PySCIPOpt)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pyomo.environ as pyo
 import pytest
 
 from odyssey.errors import SolverError
-from odyssey.tune.nlsolve import NLSolveResult, solve_nl
+from odyssey.tune.seed.nlsolve import NLSolveResult, solve_nl
 
 SOLVERS = ["ipopt", "scip"]
 

@@ -36,9 +36,9 @@ from odyssey.frontend import load_scop
 from odyssey.mapping.space import analyse
 from odyssey.model import DesignModel, build_model
 from odyssey.platforms import load_platform
-from odyssey.tune.optimum import OptimumResult, find_optimum
-from odyssey.tune.optimum_bounds import IntervalProgram
-from odyssey.tune.optimum_rewrite import Coordinates
+from odyssey.tune.exact.optimum import OptimumResult, find_optimum
+from odyssey.tune.exact.optimum_bounds import IntervalProgram
+from odyssey.tune.exact.optimum_rewrite import Coordinates
 
 ROOT = Path(__file__).resolve().parents[2]
 MM = str(ROOT / "kernels" / "mm.c")
@@ -165,7 +165,7 @@ _SMALL_CNN = (("O", 6), ("I", 4), ("H", 5), ("W", 6), ("P", 3), ("Q", 2))
 def test_model_bounds_contain_every_legal_tiling(case: tuple[str, str], data: st.DataObject) -> None:
     """The rewritten model (ratio coordinates, simplifications valid at legal points) bounds
     every legal tiling of a box."""
-    from odyssey.tune.optimum import _Boxes, _enumerate, _Space, _tighten
+    from odyssey.tune.exact.optimum import _Boxes, _enumerate, _Space, _tighten
 
     kernel, design = case
     model = _mm(24, 20, 16, design) if kernel == MM else _model(CNN, _SMALL_CNN, design)
@@ -201,7 +201,7 @@ def test_model_bounds_contain_every_legal_tiling(case: tuple[str, str], data: st
 def test_tightening_keeps_exactly_the_legal_tilings(design: str, data: st.DataObject) -> None:
     """Small boxes (where the divisor rules apply): tightening keeps every legal tiling and
     says a box is empty only when it holds none."""
-    from odyssey.tune.optimum import _Boxes, _enumerate, _Space, _tighten
+    from odyssey.tune.exact.optimum import _Boxes, _enumerate, _Space, _tighten
 
     space = _Space.of(_mm(24, 20, 16, design))
     lo, hi, mod = [], [], []

@@ -21,7 +21,7 @@ from odyssey.mapping.space import analyse
 from odyssey.model import build_model
 from odyssey.platforms import load_platform
 from odyssey.tune import make_tuner, run_tuner
-from odyssey.tune.mp_seed import mp_seed
+from odyssey.tune.seed.mp_seed import mp_seed
 
 MM = "kernels/mm.c"
 BUDGET = 3000

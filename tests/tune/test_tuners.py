@@ -17,7 +17,7 @@ from odyssey.mapping.space import analyse
 from odyssey.model import build_model
 from odyssey.platforms import load_platform
 from odyssey.tune import TUNERS, Evolutionary, OdysseyTuner, make_tuner, run_tuner
-from odyssey.tune.optimum import find_optimum
+from odyssey.tune.exact.optimum import find_optimum
 from tests.tune.contract import TunerContract
 from tests.tune.mm_model import mm_model
 

@@ -40,9 +40,14 @@ import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.tune.base import check_int, check_rng, check_unit
-from odyssey.tune.operators import BaseCrossover, BaseMutation, HybridMutation, PerLoopCrossover
 from odyssey.tune.pareto.dominance import crowding_distance, dominance_ranks, nondominated
 from odyssey.tune.pareto.enumeration import TilingGrid, neighbours
+from odyssey.tune.search.operators import (
+    BaseCrossover,
+    BaseMutation,
+    HybridMutation,
+    PerLoopCrossover,
+)
 from odyssey.tune.space import Genome, SearchSpace
 
 Candidate = tuple[int, Genome]  # (design index, genome)

@@ -1,6 +1,6 @@
-"""The branch and bound of :mod:`odyssey.tune.optimum` as a part of an ask/tell tuner.
+"""The branch and bound of :mod:`odyssey.tune.exact.optimum` as a part of an ask/tell tuner.
 
-:class:`BoundSearch` runs :class:`~odyssey.tune.optimum.BranchAndBound` (best first by
+:class:`BoundSearch` runs :class:`~odyssey.tune.exact.optimum.BranchAndBound` (best first by
 the interval lower bound on latency, with dives for early incumbents) but has every
 tiling it wants evaluated asked through the tuner, so each one counts as a sample of the
 run; the interval bounds of boxes are a relaxation, like the MP seed's continuous solve,
@@ -24,7 +24,7 @@ import numpy as np
 
 from odyssey.model.design_model import DesignModel, Evaluation
 from odyssey.tune.base import Point
-from odyssey.tune.optimum import BranchAndBound
+from odyssey.tune.exact.optimum import BranchAndBound
 
 #: tilings in a box small enough to evaluate point by point
 LEAF_POINTS = 16

@@ -2,7 +2,7 @@
 
 A network's first shape of each kind has no tuned neighbour of its own; with a history (the
 shapes earlier runs tuned, of any network), it takes its seeds and predicted design order from
-the nearest of those as well (:func:`~odyssey.studies.transfer.tune_layers`' ``history``).
+the nearest of those as well (:func:`~odyssey.network.transfer.tune_layers`' ``history``).
 
 :func:`history_record` turns a run into a JSON-ready record (format
 ``odyssey-transfer-history/1``: per shape its kind, sizes, layer names and every design's best
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from odyssey.errors import NetworkError
-from odyssey.studies.networks import Layer, ShapeGroup
-from odyssey.studies.transfer import DesignRun, ShapeRun, TransferRun
+from odyssey.network.networks import Layer, ShapeGroup
+from odyssey.network.transfer import DesignRun, ShapeRun, TransferRun
 
 FORMAT = "odyssey-transfer-history/1"
 

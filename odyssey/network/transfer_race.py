@@ -6,7 +6,7 @@ race spends a little of every design's budget first and the rest in the order of
 bought (successive halving, Jamieson & Talwalkar 2016; Li et al., Hyperband, 2018):
 
 * **Field**: the designs the prediction puts near the best race (in the transfer, those
-  predicted at :data:`~odyssey.studies.transfer.FIELD_SCORE` of the best or better); the
+  predicted at :data:`~odyssey.network.transfer.FIELD_SCORE` of the best or better); the
   others are searched after the race, one after another in the predicted order.
 * **Probe**: every design of the field, in the predicted order (best first), searches
   ``RUNGS[0]`` of its budget, its transferred seeds first.

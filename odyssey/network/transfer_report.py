@@ -23,8 +23,7 @@ from odyssey.errors import NetworkError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import analyse
 from odyssey.model import build_model
-from odyssey.platforms import Platform
-from odyssey.studies.network_tuning import (
+from odyssey.network.network_tuning import (
     ALL_MAX_DIM,
     DesignOutcome,
     LayerResult,
@@ -33,9 +32,10 @@ from odyssey.studies.network_tuning import (
     dsp_efficiency,
     mac_lanes,
 )
-from odyssey.studies.networks import unique_shapes
-from odyssey.studies.plots import Bars, Curve, Lines, Panel, Plot, Series
-from odyssey.studies.transfer import ShapeRun, TransferRun
+from odyssey.network.networks import unique_shapes
+from odyssey.network.transfer import ShapeRun, TransferRun
+from odyssey.platforms import Platform
+from odyssey.plots import Bars, Curve, Lines, Panel, Plot, Series
 
 #: the per-layer quality both runs must reach, as a fraction of the from-scratch result
 QUALITY = 0.99
@@ -214,7 +214,7 @@ def transfer_plot(records: Sequence[Mapping[str, Any]], filename: str = "transfe
 
 def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
                    dw_kernel: str | Path | None = None) -> NetworkResult:
-    """``run`` as :func:`~odyssey.studies.network_tuning.tune_network`'s result (the per-layer
+    """``run`` as :func:`~odyssey.network.network_tuning.tune_network`'s result (the per-layer
     table and JSON of ``odyssey network``): each shape's best design, its best tiling
     re-evaluated on the design's model for the latency and resources, and every design's
     best throughput (its latency follows from it: ``ops * clock / throughput``; its stop

@@ -8,7 +8,7 @@ with REINFORCE locates a good region, then a genetic algorithm fine-tunes. Here:
   divisors of its extent and a geometric grid of its range (``n_grid`` values); an
   inner factor among the legal divisors of its (chosen) parent. Every legal tiling
   with grid roots is reachable, and every choice is legal;
-* the policy is a 3-layer MLP (``hidden`` tanh units twice, :mod:`odyssey.tune.nn`)
+* the policy is a 3-layer MLP (``hidden`` tanh units twice, :mod:`odyssey.tune.baselines.nn`)
   mapping the state (a one-hot of the step, the log-scaled factors chosen so far) to
   logits over the choices, masked to the legal ones;
 * reward: ``throughput / best throughput seen`` for a feasible tiling, ``-1`` for one
@@ -37,11 +37,11 @@ from odyssey.tune.base import (
     check_unit,
     fitness,
 )
-from odyssey.tune.evolutionary import Evolutionary
-from odyssey.tune.nn import MLP, Adam, masked_softmax, sample_categorical
+from odyssey.tune.baselines.nn import MLP, Adam, masked_softmax, sample_categorical
+from odyssey.tune.baselines.unit_cube import UnitCube
 from odyssey.tune.progress import BudgetProgress
+from odyssey.tune.search.evolutionary import Evolutionary
 from odyssey.tune.space import Genome, SearchSpace, divisors
-from odyssey.tune.unit_cube import UnitCube
 
 BATCH_SIZE = 64
 HIDDEN = 64

@@ -58,7 +58,7 @@ from odyssey.errors import TunerError
 from odyssey.expr import Eq, Expr, Le, Lt, Where, emax, free_symbols, map_expr, to_pyomo
 from odyssey.model.design_model import RESOURCES, DesignModel
 from odyssey.tune.base import Point, check_int, check_rng
-from odyssey.tune.nlsolve import solve_nl
+from odyssey.tune.seed.nlsolve import solve_nl
 from odyssey.tune.space import Genome, SearchSpace
 
 Objective = Literal["comp", "comm", "comm-comp", "latency"]

@@ -36,8 +36,8 @@ from odyssey.tune.base import (
     check_unit,
     fitness,
 )
-from odyssey.tune.operators import HybridMutation
 from odyssey.tune.progress import BudgetProgress
+from odyssey.tune.search.operators import HybridMutation
 from odyssey.tune.space import Genome, SearchSpace
 
 N_CHAINS = 32

@@ -41,9 +41,8 @@ from typing import Literal
 from odyssey.errors import NetworkError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import Design, analyse
-from odyssey.platforms import Platform
-from odyssey.studies.networks import Network, ShapeGroup, unique_shapes
-from odyssey.studies.transfer_race import (
+from odyssey.network.networks import Network, ShapeGroup, unique_shapes
+from odyssey.network.transfer_race import (
     N_TILINGS,
     RUNGS,
     DesignRun,
@@ -52,6 +51,7 @@ from odyssey.studies.transfer_race import (
     race,
     start_search,
 )
+from odyssey.platforms import Platform
 from odyssey.tune import Point
 from odyssey.tune.space import SearchSpace
 

@@ -2,7 +2,7 @@
 
 The paper's Algorithm 1: a priority queue of evaluated tilings ordered by cost; pop
 the best, sample ``rho`` of its unvisited neighbours (one move away, see
-:mod:`odyssey.tune.moves`), evaluate them and push every legal one. Here:
+:mod:`odyssey.tune.baselines.moves`), evaluate them and push every legal one. Here:
 
 * the queue is ordered by :func:`odyssey.tune.base.fitness` (throughput when
   feasible; over-budget tilings after every feasible one), ties by age;
@@ -24,7 +24,7 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel, Evaluation
 from odyssey.tune.base import Point, Tuner, check_int, check_rng, fitness
-from odyssey.tune.moves import all_moves, neighbours
+from odyssey.tune.baselines.moves import all_moves, neighbours
 from odyssey.tune.space import Genome, SearchSpace
 
 RHO = 5

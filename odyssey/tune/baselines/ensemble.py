@@ -32,7 +32,7 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel, Evaluation
 from odyssey.tune.base import Point, Tuner, check_int, check_rng, fitness
-from odyssey.tune.ensemble_techniques import (
+from odyssey.tune.baselines.ensemble_techniques import (
     Context,
     DifferentialEvolution,
     NormalGreedyMutation,
@@ -41,8 +41,8 @@ from odyssey.tune.ensemble_techniques import (
     Technique,
     UniformGreedyMutation,
 )
+from odyssey.tune.baselines.unit_cube import UnitCube
 from odyssey.tune.space import Genome, SearchSpace
-from odyssey.tune.unit_cube import UnitCube
 
 BATCH_SIZE = 16
 EXPLORATION = 0.05

@@ -1,6 +1,6 @@
 """Neighbourhood advantage actor-critic (N-A2C, seed 002), as an ask/tell tuner.
 
-The paper's Algorithm 2 over the tiling graph of :mod:`odyssey.tune.moves`:
+The paper's Algorithm 2 over the tiling graph of :mod:`odyssey.tune.baselines.moves`:
 
 * each episode starts at the *center*, the best tiling visited so far (a random one
   at first), and takes ``steps`` moves (the paper's ``T = 3``): with probability
@@ -16,8 +16,8 @@ The paper's Algorithm 2 over the tiling graph of :mod:`odyssey.tune.moves`:
   without a better center it grows by one (up to ``4 * steps``); an improvement
   resets it to ``steps``.
 
-States are the log-scaled unit-cube coordinates (:mod:`odyssey.tune.unit_cube`);
-actor and critic are two-hidden-layer tanh MLPs (:mod:`odyssey.tune.nn`).
+States are the log-scaled unit-cube coordinates (:mod:`odyssey.tune.baselines.unit_cube`);
+actor and critic are two-hidden-layer tanh MLPs (:mod:`odyssey.tune.baselines.nn`).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel, Evaluation
 from odyssey.tune.base import Point, Tuner, check_int, check_rng, check_unit, fitness
-from odyssey.tune.moves import all_moves, apply_move
-from odyssey.tune.nn import MLP, Adam, masked_softmax, sample_categorical
+from odyssey.tune.baselines.moves import all_moves, apply_move
+from odyssey.tune.baselines.nn import MLP, Adam, masked_softmax, sample_categorical
+from odyssey.tune.baselines.unit_cube import UnitCube
 from odyssey.tune.space import Genome, SearchSpace
-from odyssey.tune.unit_cube import UnitCube
 
 STEPS = 3
 TAU = 0.7

@@ -15,7 +15,7 @@
 * No point is proposed twice: a child that was already asked is mutated again
   (up to 8 times) and otherwise replaced by a random legal point.
 * Local search (``local_search=True``, a memetic step): whenever the best point
-  improves, its whole :func:`~odyssey.tune.local.neighbourhood` (every level,
+  improves, its whole :func:`~odyssey.tune.search.local.neighbourhood` (every level,
   factorization and pair move, nearest first) is queued and proposed before any
   new child, in batches that start at ``LOCAL_BATCH`` points and double after
   every batch without improvement (up to ``MAX_LOCAL_BATCH``); an improvement
@@ -44,8 +44,13 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel, Evaluation
 from odyssey.tune.base import Point, Tuner, check_int, check_rng, check_unit, fitness
-from odyssey.tune.local import neighbourhood
-from odyssey.tune.operators import BaseCrossover, BaseMutation, HybridMutation, PerLoopCrossover
+from odyssey.tune.search.local import neighbourhood
+from odyssey.tune.search.operators import (
+    BaseCrossover,
+    BaseMutation,
+    HybridMutation,
+    PerLoopCrossover,
+)
 from odyssey.tune.space import Genome, SearchSpace
 
 #: defaults, chosen on the synthetic 1024^3 MM model (3000-sample budget)

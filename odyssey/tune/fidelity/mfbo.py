@@ -13,7 +13,7 @@ so the low fidelity is both the prior mean and an input of the GP, which learns 
 features: log tiling factors min-max scaled over the pool, the dataflow (space loops,
 multi-hot), the ordering's reuse loops (multi-hot) and whether partial sums leave the
 array. A candidate is picked by ``acquisition(x) / cost(x)``
-(:mod:`odyssey.tune.acquisition`); the loop stops after ``budget`` expensive
+(:mod:`odyssey.tune.fidelity.acquisition`); the loop stops after ``budget`` expensive
 evaluations or when the pool is exhausted. A failed expensive evaluation is recorded
 (never raised) and its candidate is not proposed again.
 
@@ -36,7 +36,8 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
 from odyssey.errors import TunerError
-from odyssey.tune.acquisition import (
+from odyssey.tune.base import check_int, check_rng
+from odyssey.tune.fidelity.acquisition import (
     Acquisition,
     ExpectedImprovement,
     HypervolumeImprovement,
@@ -44,7 +45,6 @@ from odyssey.tune.acquisition import (
     Observed,
     pareto_mask,
 )
-from odyssey.tune.base import check_int, check_rng
 
 Objective = Literal["latency", "latency-dsp"]
 OBJECTIVES: tuple[str, ...] = ("latency", "latency-dsp")

@@ -1,7 +1,7 @@
 """Tune every convolution layer of a network: one search per unique layer shape.
 
 :func:`tune_network` groups the layers by ``(kind, sizes)``
-(:func:`~odyssey.studies.networks.unique_shapes`), analyses each shape's kernel
+(:func:`~odyssey.network.networks.unique_shapes`), analyses each shape's kernel
 (``conv``/``pointwise`` layers: ``kernel``, normally ``kernels/cnn.c``; ``depthwise``
 layers: ``dw_kernel``, normally ``kernels/dwconv.c``), and tunes it with the project's
 tuner (:func:`odyssey.tune.make_tuner` + :func:`odyssey.tune.run_tuner` on
@@ -25,7 +25,7 @@ with its own best design: a layer-wise reconfigurable upper bound, as in the pap
 section 5.4), throughput ``sum_l ops_l / (sum_l L_l / f)``.
 
 Stride-2 layers are tuned as stride 1 over their output size (see
-:mod:`odyssey.studies.networks`). A KeyboardInterrupt ends the run with the results so far
+:mod:`odyssey.network.networks`). A KeyboardInterrupt ends the run with the results so far
 (``interrupted=True``); a design whose model cannot be built is recorded with its error.
 """
 
@@ -43,8 +43,8 @@ from odyssey.errors import NetworkError, OdysseyError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import Design, KernelSpace, analyse
 from odyssey.model import build_model
+from odyssey.network.networks import KERNEL_SIZES, Layer, Network, ShapeGroup, unique_shapes
 from odyssey.platforms import Platform
-from odyssey.studies.networks import KERNEL_SIZES, Layer, Network, ShapeGroup, unique_shapes
 from odyssey.tune import Progress, make_tuner, run_tuner
 from odyssey.tune import tuner_options as allowed_options
 

@@ -1,4 +1,4 @@
-"""The techniques of the OpenTuner-style ensemble (:mod:`odyssey.tune.ensemble`).
+"""The techniques of the OpenTuner-style ensemble (:mod:`odyssey.tune.baselines.ensemble`).
 
 Each works in the unit cube ``[0, 1]^dim`` and talks to the ensemble through
 :meth:`Technique.propose` (a point, or None while it waits for results) and

@@ -1,7 +1,7 @@
 """CNN workloads: the convolution layers of a network as problem sizes of the project's kernels.
 
 A network file (JSON, ``format: odyssey-network/1``; the bundled ones live in
-``odyssey/studies/networks/``) lists each layer with its ``kind`` and ``sizes``:
+``odyssey/network/networks/``) lists each layer with its ``kind`` and ``sizes``:
 
 * ``conv`` (a standard convolution, ``P x Q > 1``) and ``pointwise`` (``P = Q = 1``) layers
   are problem sizes of ``kernels/cnn.c``: ``O`` output channels, ``I`` input channels,
@@ -49,7 +49,7 @@ KERNEL_SIZES: dict[KernelName, tuple[str, ...]] = {
 #: the table columns of the original Odyssey release (``original`` entries)
 ORIGINAL_PARAMS = ("i", "o", "r", "c", "p", "q")
 
-_BUNDLED = "networks"
+_BUNDLED = "tables"
 
 
 def _kernel_of(kind: LayerKind) -> KernelName:
@@ -213,7 +213,7 @@ def unique_shapes(network: Network) -> tuple[ShapeGroup, ...]:
 
 def list_networks() -> tuple[str, ...]:
     """Names of the bundled networks (``vgg16``, ``resnet50``, ``mobilenetv2``)."""
-    folder = resources.files("odyssey.studies").joinpath(_BUNDLED)
+    folder = resources.files("odyssey.network").joinpath(_BUNDLED)
     return tuple(sorted(p.name[: -len(".json")] for p in folder.iterdir()
                         if p.name.endswith(".json")))
 
@@ -226,8 +226,8 @@ def load_network(name_or_path: str | Path) -> Network:
     """
     text_name = str(name_or_path)
     if isinstance(name_or_path, str) and text_name in list_networks():
-        res = resources.files("odyssey.studies").joinpath(_BUNDLED, f"{text_name}.json")
-        return parse_network(res.read_text(), source=f"odyssey/studies/{_BUNDLED}/{text_name}.json")
+        res = resources.files("odyssey.network").joinpath(_BUNDLED, f"{text_name}.json")
+        return parse_network(res.read_text(), source=f"odyssey/network/{_BUNDLED}/{text_name}.json")
     path = Path(name_or_path)
     if not path.suffix and not path.exists():
         raise NetworkError(f"unknown network `{text_name}`; bundled networks: "

@@ -51,8 +51,8 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.expr import compile_vectorized
 from odyssey.model.design_model import RESOURCES, DesignModel
-from odyssey.tune.optimum_bounds import IntervalProgram
-from odyssey.tune.optimum_rewrite import Coordinates
+from odyssey.tune.exact.optimum_bounds import IntervalProgram
+from odyssey.tune.exact.optimum_rewrite import Coordinates
 
 Status = Literal["optimal", "time_limit", "infeasible"]
 _OBJECTIVES = ("latency", *RESOURCES)
@@ -456,7 +456,7 @@ class _Chunk:
 class BranchAndBound:
     """State of one branch-and-bound run over a design's tilings.
 
-    :func:`find_optimum` drives it with exact evaluation; :mod:`odyssey.tune.bound_search`
+    :func:`find_optimum` drives it with exact evaluation; :mod:`odyssey.tune.search.bound_search`
     drives it from a tuner's ask/tell loop. ``best``/``best_lat`` is the incumbent (rows in
     the order of ``space.names``), ``points`` the tilings it had evaluated."""
 

@@ -33,7 +33,7 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.model.design_model import RESOURCES, DesignModel, Evaluation
 from odyssey.tune.base import Point, Tuner, check_int, check_rng, fitness
-from odyssey.tune.exhaustive import chain_options
+from odyssey.tune.baselines.exhaustive import chain_options
 from odyssey.tune.space import Genome, SearchSpace
 
 BATCH_SIZE = 1024

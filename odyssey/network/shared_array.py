@@ -21,7 +21,7 @@ runtime-tiled designs). The packing width of each I/O word is taken from the run
 tile, an approximation of a data path built for the widest word.
 
 :func:`shared_array` searches ``H`` per design: candidates are every layer's own optimum
-(exact, :func:`~odyssey.tune.optimum.find_optimum` in a time limit) and their neighbours
+(exact, :func:`~odyssey.tune.exact.optimum.find_optimum` in a time limit) and their neighbours
 (evolutionary: PE counts, level-two factors and capacities mutated), each scored by the
 network's throughput with every layer at its best run-time tiling (enumerated over the
 tile-count boundaries); the winner's layers are then solved exactly (branch and bound on
@@ -44,11 +44,11 @@ from odyssey.errors import StudyError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import Design, KernelSpace, TuningParam, analyse
 from odyssey.model import DesignModel, ParamSpec, build_model
+from odyssey.network.networks import Network, unique_shapes
 from odyssey.platforms import Platform
 from odyssey.polyhedral.affine import Affine
-from odyssey.studies._common import best_tiling
-from odyssey.studies.networks import Network, unique_shapes
-from odyssey.tune.optimum import find_optimum
+from odyssey.tune.exact.best import best_tiling
+from odyssey.tune.exact.optimum import find_optimum
 
 #: designs searched with ``designs=None``: every dataflow with the ordering the paper fixes
 DEFAULT_SUFFIX = "-ohw.ipq"

@@ -20,8 +20,14 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel, Evaluation
 from odyssey.tune.base import Point, Tuner, check_int, check_rng, run_tuner
-from odyssey.tune.evolutionary import Evolutionary
-from odyssey.tune.mfbo import OBJECTIVES, Candidate, Measurement, MultiFidelityBO, Objective
+from odyssey.tune.fidelity.mfbo import (
+    OBJECTIVES,
+    Candidate,
+    Measurement,
+    MultiFidelityBO,
+    Objective,
+)
+from odyssey.tune.search.evolutionary import Evolutionary
 
 POOL_SIZE = 200
 SCREEN_SAMPLES = 3000

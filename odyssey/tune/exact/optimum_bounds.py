@@ -64,7 +64,7 @@ from odyssey.expr import (
     Where,
     is_integer_valued,
 )
-from odyssey.tune.optimum_rewrite import match_mod, tile_count
+from odyssey.tune.exact.optimum_rewrite import match_mod, tile_count
 
 Array = np.ndarray
 _CONG_LIMIT = 2**31  # congruence moduli and residues above this are dropped (no information)

@@ -1,13 +1,13 @@
 """The Odyssey tuner (MP seed + evolutionary search + bound-guided search); re-exports
 the registry of tuners.
 
-:class:`OdysseyTuner` solves the MP problem of :mod:`odyssey.tune.mp_seed` on its
+:class:`OdysseyTuner` solves the MP problem of :mod:`odyssey.tune.seed.mp_seed` on its
 first ``ask`` (so the solve counts against the run's time) and hands the rounded
-seeds to an :class:`~odyssey.tune.evolutionary.Evolutionary` search, which
+seeds to an :class:`~odyssey.tune.search.evolutionary.Evolutionary` search, which
 proposes them first. The seeds' screening evaluations (``mp_result.evaluations``)
 count against the run's sample budget as :attr:`~odyssey.tune.base.Tuner.own_evaluations`.
 
-Beside the evolutionary search runs a :class:`~odyssey.tune.bound_search.BoundSearch`
+Beside the evolutionary search runs a :class:`~odyssey.tune.search.bound_search.BoundSearch`
 (branch and bound on the model's interval bounds, its tilings asked and told like any
 other). The two share what they find: every evaluated tiling is offered to the bound
 search as an incumbent (which prunes boxes) and every tiling of the bound search joins
@@ -46,9 +46,9 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel, Evaluation
 from odyssey.tune.base import Point, Tuner, check_int, check_rng, check_unit
-from odyssey.tune.bound_search import BoundSearch
-from odyssey.tune.evolutionary import Evolutionary
-from odyssey.tune.mp_seed import N_SEEDS, OBJECTIVES, SOLVERS, MPSeedResult, mp_seed
+from odyssey.tune.search.bound_search import BoundSearch
+from odyssey.tune.search.evolutionary import Evolutionary
+from odyssey.tune.seed.mp_seed import N_SEEDS, OBJECTIVES, SOLVERS, MPSeedResult, mp_seed
 
 #: defaults of the MP seed inside the Odyssey tuner
 MP_OBJECTIVE = "comm-comp"
@@ -252,8 +252,4 @@ _OWN_OPTIONS = frozenset(
     if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "rng"
 )
 
-# The registry moved to odyssey.tune.registry (which imports this module, so the names are
-# re-exported last: by then OdysseyTuner exists for it); importing them from here still works.
-from odyssey.tune.registry import TUNERS, make_tuner, tuner_options  # noqa: E402
-
-__all__ = ["TUNERS", "OdysseyTuner", "make_tuner", "tuner_options"]
+__all__ = ["OdysseyTuner"]

@@ -5,8 +5,8 @@ of mappings of many problems, then runs projected gradient descent on it with ra
 injections. We have one problem and a budget, so the surrogate is trained online:
 
 * phase 1: ``n_train`` random legal tilings are evaluated; an MLP
-  (:mod:`odyssey.tune.nn`, ``hidden`` tanh units twice) learns *meta-statistics* of
-  the model from the log-scaled unit-cube coordinates (:mod:`odyssey.tune.unit_cube`):
+  (:mod:`odyssey.tune.baselines.nn`, ``hidden`` tanh units twice) learns *meta-statistics* of
+  the model from the log-scaled unit-cube coordinates (:mod:`odyssey.tune.baselines.unit_cube`):
   ``log latency`` and ``log(1 + r)`` for each resource ``r`` (the paper found
   meta-statistics train better than the final metric). It is retrained on every
   evaluation so far (the latest ``max_data``) every ``retrain_every`` batches;
@@ -31,10 +31,10 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.model.design_model import RESOURCES, DesignModel, Evaluation
 from odyssey.tune.base import Point, Tuner, check_int, check_number, check_rng
-from odyssey.tune.nn import MLP, Adam
+from odyssey.tune.baselines.nn import MLP, Adam
+from odyssey.tune.baselines.unit_cube import UnitCube
 from odyssey.tune.progress import BudgetProgress
 from odyssey.tune.space import Genome, SearchSpace
-from odyssey.tune.unit_cube import UnitCube
 
 N_TRAIN = 512
 BATCH_SIZE = 64

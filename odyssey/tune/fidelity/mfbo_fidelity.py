@@ -1,4 +1,4 @@
-"""The fidelities of :mod:`odyssey.tune.mfbo`: the candidate pool from the analytic model,
+"""The fidelities of :mod:`odyssey.tune.fidelity.mfbo`: the candidate pool from the analytic model,
 and the expensive evaluations (timed simulation of the generated design, or a model).
 
 * :func:`model_candidates`: search every design's tilings on the model (a registered
@@ -7,7 +7,7 @@ and the expensive evaluations (timed simulation of the generated design, or a mo
 * :class:`TimedSimFidelity`: generate the design, write it to a temporary directory,
   run :func:`~odyssey.codegen.timedsim.run_timed_sim`, and return the simulated cycles
   (cached by ``(design, tiling)``); generation or simulation failures are
-  :class:`~odyssey.tune.mfbo.Measurement` values with the reason;
+  :class:`~odyssey.tune.fidelity.mfbo.Measurement` values with the reason;
 * :class:`HlsFidelity`: the worst-case latency of the Vitis HLS synthesis report of the
   generated design (for users with the vendor tools);
 * :class:`ModelFidelity`: a model variant as the expensive fidelity (the accurate
@@ -33,7 +33,7 @@ from odyssey.model.design_model import DesignModel
 from odyssey.platforms import Platform
 from odyssey.tune import make_tuner
 from odyssey.tune.base import check_int, run_tuner
-from odyssey.tune.mfbo import Candidate, Measurement
+from odyssey.tune.fidelity.mfbo import Candidate, Measurement
 
 #: largest array dimension the generator builds (so the timed simulation can run)
 SIMULATABLE_MAX_DIM = 2

@@ -60,7 +60,7 @@ _RETRIES = 4
 def _opentuner_run() -> ModuleType:
     """:mod:`._opentuner_run`, imported on first use: OpenTuner is an optional dependency."""
     try:
-        return importlib.import_module("odyssey.tune._opentuner_run")
+        return importlib.import_module("odyssey.tune.baselines._opentuner_run")
     except ImportError as exc:
         raise TunerError(
             f"the `opentuner` tuner needs OpenTuner, which is not installed ({exc}); "

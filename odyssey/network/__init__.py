@@ -1,0 +1,46 @@
+"""odyssey.network: tuning whole CNNs, layer by layer.
+
+* :mod:`.networks`: CNN workloads (VGG16, ResNet-50, MobileNetV2 bundled as JSON in
+  ``tables/``) as problem sizes of ``kernels/cnn.c`` and ``kernels/dwconv.c``:
+  :func:`load_network`, :func:`unique_shapes`;
+* :mod:`.network_tuning`: tune every layer of a network (identical shapes once):
+  :func:`tune_network` returns a :class:`NetworkResult`; :func:`network_record` its JSON;
+* :mod:`.shared_array`: one fixed array for every layer of a network;
+* :mod:`.transfer`, :mod:`.transfer_race`, :mod:`.transfer_history`, :mod:`.transfer_report`:
+  start each layer's search from similar layers, race the designs, keep a history across runs.
+"""
+
+from __future__ import annotations
+
+from odyssey.network.network_tuning import (
+    DesignOutcome,
+    LayerResult,
+    NetworkProgress,
+    NetworkResult,
+    ShapeResult,
+    dsp_efficiency,
+    mac_lanes,
+    network_record,
+    tune_network,
+)
+from odyssey.network.networks import (
+    KERNEL_SIZES,
+    LAYER_KINDS,
+    Layer,
+    LayerKind,
+    Network,
+    Removed,
+    ShapeGroup,
+    Unmapped,
+    list_networks,
+    load_network,
+    parse_network,
+    unique_shapes,
+)
+
+__all__ = [
+    "KERNEL_SIZES", "LAYER_KINDS", "DesignOutcome", "Layer", "LayerKind", "LayerResult",
+    "Network", "NetworkProgress", "NetworkResult", "Removed", "ShapeGroup", "ShapeResult",
+    "Unmapped", "dsp_efficiency", "list_networks", "load_network", "mac_lanes",
+    "network_record", "parse_network", "tune_network", "unique_shapes",
+]

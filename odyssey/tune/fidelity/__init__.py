@@ -1,0 +1,1 @@
+"""Multi-fidelity Bayesian optimization: the surrogate, the acquisitions and the expensive fidelities (docs/mfbo.md)."""
