@@ -12,6 +12,9 @@ writer: the epilogue), the latency is the largest of
 
 * PE-bound: ``first + L_PE + drain + D_out``;
 * input-bound, for each input ``X``: ``L_{L3,X} + tile + drain + D_out``;
+* partial-sum-bound: ``L_{L3,cin} + tail + D_out``, the reader of partial sums starting with
+  the region; ``tail`` is the epilogue ``drain`` when the partial sums run through a chain of
+  PEs, else the last drain block's way out, ``max(acc, L_{L3,out} / (visits * blocks))``;
 * output-bound: ``first + visit + L_{L3,out}``;
 * any other module ``m`` (chains, feeders, PE drains): ``first + L_m + drain``;
 
@@ -20,8 +23,10 @@ the output's loops runs its dataflow region once per iteration of the pass loops
 ordering's loops up to that reduction loop), reading partial sums back at the start of a pass
 and writing them at its end, so module latencies, visits and tiles above are counted within a
 pass, and the design takes ``P * pass + (P - 1) * R`` cycles for ``P`` passes and ``R`` the
-region's restart (``platforms/assumptions.json``). The partial-sum reader's latency is its
-average over the passes (it reads on the passes whose outer reduction indices are not all 0).
+region's restart (``platforms/assumptions.json``). A pass takes, on average,
+``f * pass_read + (1 - f) * pass_quiet``: the fraction ``f`` of the passes that read
+partial sums back (their outer reduction indices are not all 0) runs at the pace of its own
+slowest stage with the partial-sum path busy, the others without it.
 
 The ``max`` variant (the TENET-style simplification the paper criticises) is
 ``max(PE compute cycles, max over L3 modules of L_m)``: no prologue, epilogue or drain.
@@ -36,7 +41,7 @@ from odyssey.codegen.descriptor import SCHEMA_VERSION
 from odyssey.errors import ModelError
 from odyssey.expr import Expr, const, eceil, emax, from_json, mul, substitute
 from odyssey.model.design_model import DesignModel, ParamSpec
-from odyssey.model.latency import module_latency, pipeline_depth
+from odyssey.model.latency import module_latency, pipeline_depth, read_back_fraction
 from odyssey.model.resources import bram18k, dsp, loop_table, offchip_bytes
 from odyssey.platforms import Platform, assumption
 
@@ -78,7 +83,6 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     all_tiles = visits([lp["name"] for lp in desc["loops"]])
     pass_tiles = visits_in_pass([lp["name"] for lp in desc["loops"]])
     pe_names = [n for n, m in mods.items() if m["kind"] == "pe"]
-    pe = emax(*[lat[n] for n in pe_names])
     pe_mod = mods[pe_names[0]]
     ii = _e(desc["compute"]["pe_ii_sym"], subst)
     iters = _e(desc["compute"]["pe_iterations_per_tile_sym"], subst)
@@ -88,29 +92,55 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     drain_blocks = mul(*[loops[s]["outer"] for s in out_op["injection_loops"]]) if out_op["injection_loops"] else const(1)
     out_visits = visits_in_pass(out_op["reload_loops"])
     reader = {m["operand"]: n for n, m in mods.items() if m["kind"] == "io_l3_in"}
-    l3_in = {o["name"]: lat[reader[o["name"]]] for o in inputs}
-    first = emax(*[eceil(l3_in[o["name"]] / visits_in_pass(o["reload_loops"])) for o in inputs]) \
-        if inputs else const(0)
     l3_out_name = next(n for n, m in mods.items() if m["kind"] == "io_l3_out")
-    # the epilogue: the last output tile through the drain chain (one element per cycle) and
-    # the L3 writer (with its burst overheads), whichever is slower
-    drain = emax(drain_blocks * acc, eceil(lat[l3_out_name] / out_visits))
     d_out = pipeline_depth(mods[l3_out_name], subst)
-    comm = n_pass * emax(*l3_in.values(), lat[l3_out_name])
-    compute = all_tiles * tile
     inner_tiles = pass_tiles / out_visits
-    terms: dict[str, Expr] = {
-        "PE": first + pe + drain + d_out,
-        l3_out_name: first + tile * inner_tiles + lat[l3_out_name],
-    }
-    for o in inputs:
-        terms[reader[o["name"]]] = l3_in[o["name"]] + tile + drain + d_out
-    for n, m in mods.items():
-        # a chain's boundary module moves a subset of what its head moves: never the bound
-        if m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not m["boundary"]:
-            terms[n] = first + lat[n] + drain
-    per_pass = emax(*terms.values())
-    latency = n_pass * per_pass + (n_pass - 1) * region_restart if variant == "accurate" \
+
+    def pass_terms(lat: Mapping[str, Expr]) -> tuple[dict[str, Expr], Expr, Expr]:
+        """The bounds of one pass with module latencies ``lat``, its prologue and epilogue."""
+        l3_in = {o["name"]: lat[reader[o["name"]]] for o in inputs}
+        first = emax(*[eceil(l3_in[o["name"]] / visits_in_pass(o["reload_loops"])) for o in inputs]) \
+            if inputs else const(0)
+        # the epilogue: the last output tile through the drain chain (one element per cycle) and
+        # the L3 writer (with its burst overheads), whichever is slower
+        drain = emax(drain_blocks * acc, eceil(lat[l3_out_name] / out_visits))
+        terms: dict[str, Expr] = {
+            "PE": first + emax(*[lat[n] for n in pe_names]) + drain + d_out,
+            l3_out_name: first + tile * inner_tiles + lat[l3_out_name],
+        }
+        for o in inputs:
+            terms[reader[o["name"]]] = l3_in[o["name"]] + tile + drain + d_out
+        for n, m in mods.items():
+            if m["kind"] == "io_l3_cin":
+                # the partial-sum reader starts with the region, like the input readers. When
+                # every PE drains its own block (no reduction along the array), the blocks
+                # leave one after another as their partial sums arrive, and after the last
+                # word only the last block remains to be written; when the partial sums run
+                # through a chain of PEs, the whole visit's epilogue follows
+                tail = drain if out_op["chain_loop"] is not None else \
+                    emax(acc, eceil(lat[l3_out_name] / (out_visits * drain_blocks)))
+                terms[n] = lat[n] + tail + d_out
+            # a chain's boundary module moves a subset of what its head moves: never the bound
+            elif m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not m["boundary"]:
+                terms[n] = first + lat[n] + drain
+        return terms, first, drain
+
+    terms, first, drain = pass_terms(lat)
+    cin = next((m for m in mods.values() if m["kind"] == "io_l3_cin"), None)
+    read_frac = read_back_fraction(cin, subst) if cin is not None else None
+    if read_frac is None:
+        passes_total = n_pass * emax(*terms.values())
+    else:
+        # passes that read partial sums back and passes that do not run at their own pace:
+        # a fraction f of the P passes reads (the partial-sum path is busy), the rest does not
+        reading, _, _ = pass_terms({n: module_latency(m, subst, burst_overhead=burst_overhead, taken=True)
+                                    for n, m in mods.items()})
+        quiet, _, _ = pass_terms({n: module_latency(m, subst, burst_overhead=burst_overhead, taken=False)
+                                  for n, m in mods.items()})
+        passes_total = n_pass * (read_frac * emax(*reading.values()) + (1 - read_frac) * emax(*quiet.values()))
+    comm = n_pass * emax(*[lat[reader[o["name"]]] for o in inputs], lat[l3_out_name])
+    compute = all_tiles * tile
+    latency = passes_total + (n_pass - 1) * region_restart if variant == "accurate" \
         else emax(compute, comm)
     total_bram, bram_parts = bram18k(desc, subst)
     bram_smooth, _ = bram18k(desc, subst, smooth=True)

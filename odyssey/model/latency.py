@@ -53,16 +53,19 @@ def _dram_nodes(stmts: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def block_latency(
-    stmts: Sequence[Mapping[str, Any]], subst: Mapping[str, Expr], *, burst_overhead: int
+    stmts: Sequence[Mapping[str, Any]], subst: Mapping[str, Expr], *, burst_overhead: int,
+    taken: bool | None = None,
 ) -> Expr:
-    """Latency in cycles of a statement list (see the module docstring)."""
+    """Latency in cycles of a statement list (see the module docstring). ``taken`` forces
+    every ``if`` that carries a frequency to be taken (True) or not (False)."""
     total: Expr = const(0)
     for s in stmts:
-        total = total + _stmt_latency(s, subst, burst_overhead)
+        total = total + _stmt_latency(s, subst, burst_overhead, taken)
     return total
 
 
-def _stmt_latency(s: Mapping[str, Any], subst: Mapping[str, Expr], burst_overhead: int) -> Expr:
+def _stmt_latency(s: Mapping[str, Any], subst: Mapping[str, Expr], burst_overhead: int,
+                  taken: bool | None = None) -> Expr:
     t = s.get("type")
     if t == "for":
         chain = _pipelined_chain(s)
@@ -80,23 +83,45 @@ def _stmt_latency(s: Mapping[str, Any], subst: Mapping[str, Expr], burst_overhea
             return where(lt(0, n), body, 0)
         if s.get("unroll"):
             return const(0)
-        return _expr(s["trip"], subst) * block_latency(s["body"], subst, burst_overhead=burst_overhead)
+        return _expr(s["trip"], subst) * block_latency(s["body"], subst, burst_overhead=burst_overhead,
+                                                       taken=taken)
     if t == "if":
-        freq = _expr(s["freq"], subst) if s.get("freq") is not None else const(1)
-        then = block_latency(s["then"], subst, burst_overhead=burst_overhead)
-        other = block_latency(s.get("else", []), subst, burst_overhead=burst_overhead)
+        freq: Expr
+        if s.get("freq") is None:
+            freq = const(1)
+        elif taken is None:
+            freq = _expr(s["freq"], subst)
+        else:
+            freq = const(1 if taken else 0)
+        then = block_latency(s["then"], subst, burst_overhead=burst_overhead, taken=taken)
+        other = block_latency(s.get("else", []), subst, burst_overhead=burst_overhead, taken=taken)
         return freq * then + (const(1) - freq) * other
     if t == "block":
-        return block_latency(s["body"], subst, burst_overhead=burst_overhead)
+        return block_latency(s["body"], subst, burst_overhead=burst_overhead, taken=taken)
     return const(0)
 
 
-def module_latency(module: Mapping[str, Any], subst: Mapping[str, Expr], *, burst_overhead: int) -> Expr:
-    """Latency of one module (its head instance) in cycles."""
+def module_latency(module: Mapping[str, Any], subst: Mapping[str, Expr], *, burst_overhead: int,
+                   taken: bool | None = None) -> Expr:
+    """Latency of one module (its head instance) in cycles; ``taken`` as in :func:`block_latency`."""
     local = dict(subst)
     for tp in module.get("template", []):
         local[tp.split()[-1]] = const(0)
-    return block_latency(module["ast"], local, burst_overhead=burst_overhead)
+    return block_latency(module["ast"], local, burst_overhead=burst_overhead, taken=taken)
+
+
+def read_back_fraction(module: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr | None:
+    """The frequency of the first ``if`` that carries one in ``module`` (the fraction of the
+    passes that read partial sums back, for the partial-sum reader), or None."""
+    stack = list(module["ast"])
+    while stack:
+        s = stack.pop(0)
+        if s.get("type") == "if" and s.get("freq") is not None:
+            return _expr(s["freq"], subst)
+        for key in ("body", "then", "else"):
+            if isinstance(s.get(key), list):
+                stack = list(s[key]) + stack
+    return None
 
 
 def pipeline_depth(module: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
