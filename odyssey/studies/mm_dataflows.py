@@ -85,7 +85,7 @@ def run(ctx: StudyContext) -> StudyResult:
         f"{BEST_ORDERING} ({', '.join(sorted(wins)) or 'none'}); among those designs the best "
         f"is {best(ij).design if ij else '-'}.",
         f"{sum(is_output_bound(pt) for pt in points)} of {len(points)} optima are bound by the "
-        "output path (bottleneck: the C drain chain, the L3 writer or its read-back phases). "
+        "output path (bottleneck: the C drain chain, the L3 writer or the reader of partial sums). "
         "That path moves one 32-bit word per cycle (~1.05 M cycles for C at 1024^3), which "
         "caps MM 1024^3 near 570 GOP/s: the designs within 3% of the best ("
         + ", ".join(pt.design for pt in shown if norm[pt.design] >= 0.97)
@@ -96,8 +96,8 @@ def run(ctx: StudyContext) -> StudyResult:
 
 
 def is_output_bound(pt: Point) -> bool:
-    """Whether the point's bottleneck is on the output's path (drain, L3 writer, phases)."""
-    return pt.bottleneck == "phases" or pt.bottleneck.startswith(("C_drain", "C_IO_L3"))
+    """Whether the point's bottleneck is on the output's path (drain, L3 writer, partial-sum reader)."""
+    return pt.bottleneck.startswith(("C_drain", "C_IO_L3"))
 
 
 def _table6(rows: list[Optimum]) -> tuple[Table, list[Headline]]:
