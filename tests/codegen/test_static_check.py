@@ -159,3 +159,20 @@ def test_a_missing_partition_or_dependence_is_reported(tmp_path: Path) -> None:
     src.write_text("\n".join(ln for ln in lines if "DEPENDENCE" not in ln) + "\n")
     found = _problems(out)
     assert any("declares II=1, the code reaches II=8" in p for p in found), found
+
+
+def test_a_block_consumer_called_first_is_reported(tmp_path: Path) -> None:
+    """Sequential C simulation reports a stream of blocks read before any block was written,
+    naming the process, and the static check reports the call order."""
+    out = _mm_design(tmp_path, "ij-ij.k")
+    src = out / "kernel.cpp"
+    lines = src.read_text().splitlines()
+    intra = next(k for k, ln in enumerate(lines) if ln.strip().startswith("ODYSSEY_TASK(A_IO_L2_in_intra<0>"))
+    begin = next(k for k, ln in enumerate(lines) if ln.strip() == "ODYSSEY_DATAFLOW_BEGIN;")
+    call = lines.pop(intra)
+    lines.insert(begin + 1, call)
+    src.write_text("\n".join(lines) + "\n")
+    assert any("before its producer" in p and "blocks_A" in p for p in _problems(out))
+    res = run_csim(out, timeout_s=120)
+    assert res.status == "empty_read", res.message
+    assert "stream_of_blocks" in res.message and "A_IO_L2_in_intra<0>" in res.message

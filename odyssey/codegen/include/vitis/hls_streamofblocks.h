@@ -25,11 +25,10 @@
 
 namespace hls {
 
-template <typename B>
-class read_lock;
-
-template <typename B>
-class write_lock;
+namespace detail {
+template <typename B, bool Write>
+class block_lock;
+}  // namespace detail
 
 template <typename B, int DEPTH = 2>
 class stream_of_blocks {
@@ -49,8 +48,8 @@ class stream_of_blocks {
   const std::string& name() const { return name_; }
 
  private:
-  friend class read_lock<B>;
-  friend class write_lock<B>;
+  friend class detail::block_lock<B, true>;
+  friend class detail::block_lock<B, false>;
   struct slot {
     B data;
   };
@@ -77,15 +76,20 @@ class stream_of_blocks {
   std::deque<std::unique_ptr<slot>> reading_;
 };
 
-template <typename B>
-class write_lock {
+namespace detail {
+
+// A block held for writing (Write) or reading: acquired on construction, released on
+// destruction, indexed like the block itself.
+template <typename B, bool Write>
+class block_lock {
  public:
   template <int D>
-  write_lock(stream_of_blocks<B, D>& s)
-      : release_([&s] { s.write_release(); }), block_(s.write_acquire()) {}
-  ~write_lock() { release_(); }
-  write_lock(const write_lock&) = delete;
-  write_lock& operator=(const write_lock&) = delete;
+  block_lock(stream_of_blocks<B, D>& s)
+      : release_([&s] { Write ? s.write_release() : s.read_release(); }),
+        block_(Write ? s.write_acquire() : s.read_acquire()) {}
+  ~block_lock() { release_(); }
+  block_lock(const block_lock&) = delete;
+  block_lock& operator=(const block_lock&) = delete;
   operator B&() { return block_; }
   template <typename I>
   auto operator[](I index) -> decltype(std::declval<B&>()[index]) {
@@ -97,24 +101,18 @@ class write_lock {
   B& block_;
 };
 
-template <typename B>
-class read_lock {
- public:
-  template <int D>
-  read_lock(stream_of_blocks<B, D>& s)
-      : release_([&s] { s.read_release(); }), block_(s.read_acquire()) {}
-  ~read_lock() { release_(); }
-  read_lock(const read_lock&) = delete;
-  read_lock& operator=(const read_lock&) = delete;
-  operator B&() { return block_; }
-  template <typename I>
-  auto operator[](I index) -> decltype(std::declval<B&>()[index]) {
-    return block_[index];
-  }
+}  // namespace detail
 
- private:
-  odyssey::vitis::release_fn release_;
-  B& block_;
+template <typename B>
+class write_lock : public detail::block_lock<B, true> {
+ public:
+  using detail::block_lock<B, true>::block_lock;
+};
+
+template <typename B>
+class read_lock : public detail::block_lock<B, false> {
+ public:
+  using detail::block_lock<B, false>::block_lock;
 };
 
 }  // namespace hls
