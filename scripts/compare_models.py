@@ -1,6 +1,11 @@
-"""Compare the models of two odyssey revisions on the same random legal tilings.
+"""Compare the models (and the generated sources) of two odyssey revisions.
 
 Usage: python scripts/compare_models.py --before REV [--after REV|worktree] [--tilings 1000] [--seed 0]
+       python scripts/compare_models.py --before REV --sources
+
+With ``--sources``: generates every MM, CNN, MV, FIR and SYRK design at small sizes with a
+divisor, a non-divisor and a SIMD tiling in both revisions and lists every design whose
+``kernel.cpp``, ``kernel.h``, ``host.cpp`` or descriptor (less its ``command``) differs.
 
 Draws ``--tilings`` random legal tilings spread over the 18 MM designs (1024^3) and the 30 CNN
 designs (VGG16 conv3-1: I=128, O=256, H=W=56, P=Q=3), evaluates latency, DSP, BRAM18K and off-chip bytes
@@ -51,6 +56,40 @@ json.dump(out, open(sys.argv[2], "w"))
 """
 
 
+_SOURCES = r"""
+import json, sys
+from pathlib import Path
+from odyssey.codegen.generate import generate
+from odyssey.codegen.samples import sample_tiling
+from odyssey.frontend import load_scop
+from odyssey.mapping.space import analyse
+CASES = {"mm": {"I": "37", "J": "41", "K": "43"},
+         "cnn": {"I": "5", "O": "7", "H": "9", "W": "11", "P": "3", "Q": "2"},
+         "mv": {"N": "45", "M": "38"}, "fir": {"N": "100", "T": "13"}, "syrk": {"N": "23", "K": "17"}}
+out = {}
+for k, sizes in CASES.items():
+    ks = analyse(load_scop(Path("kernels") / f"{k}.c", sizes))
+    for d in ks.designs:
+        for kind in ("divisor", "nondivisor", "simd"):
+            files = dict(generate(ks, d, sample_tiling(d, kind)).files)
+            desc = json.loads(files["descriptor.json"])
+            desc["command"] = ""
+            out[f"{k} {d.id} {kind}"] = {"descriptor.json": json.dumps(desc, sort_keys=True),
+                                         **{f: files[f] for f in ("kernel.cpp", "kernel.h", "host.cpp")}}
+json.dump(out, open(sys.argv[1], "w"))
+"""
+
+
+def sources(tree: Path) -> dict[str, dict[str, str]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        o, script = Path(tmp) / "out.json", Path(tmp) / "sources.py"
+        script.write_text(_SOURCES)
+        subprocess.run([sys.executable, str(script), str(o)], cwd=tree, check=True,
+                       env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"})
+        result: dict[str, dict[str, str]] = json.loads(o.read_text())
+        return result
+
+
 def draw(n: int, seed: int) -> list[list[object]]:
     import numpy as np
 
@@ -92,8 +131,9 @@ def main() -> int:
     ap.add_argument("--after", default="worktree", help="git revision, or `worktree` (this checkout)")
     ap.add_argument("--tilings", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sources", action="store_true", help="compare the generated sources instead")
     args = ap.parse_args()
-    work = draw(args.tilings, args.seed)
+    work = [] if args.sources else draw(args.tilings, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         trees = {}
         for label, rev in (("before", args.before), ("after", args.after)):
@@ -104,6 +144,8 @@ def main() -> int:
             subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=ROOT, check=True)
             trees[label] = path
         try:
+            if args.sources:
+                return _report_sources(sources(trees["before"]), sources(trees["after"]), args)
             before, after = evaluate(trees["before"], work), evaluate(trees["after"], work)
         finally:
             for path in trees.values():
@@ -123,6 +165,19 @@ def main() -> int:
         ratios = [a / b if b else float("inf") for _, b, a in rows]
         print(f"{design:16s} {fig:15s} {len(rows):4d} tilings differ, after/before "
               f"{min(ratios):.3f} .. {max(ratios):.3f}  e.g. {rows[0][0]}: {rows[0][1]:.0f} -> {rows[0][2]:.0f}")
+    return 1
+
+
+def _report_sources(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]],
+                    args: argparse.Namespace) -> int:
+    changed = {k: [f for f in before[k] if before[k][f] != after.get(k, {}).get(f)] for k in before}
+    changed = {k: v for k, v in changed.items() if v}
+    print(f"{len(before)} designs generated, {args.before} -> {args.after}")
+    if not changed and before.keys() == after.keys():
+        print("identical: kernel.cpp, kernel.h, host.cpp and descriptor.json of every design")
+        return 0
+    for k, files in sorted(changed.items()):
+        print(f"{k}: {', '.join(files)} differ")
     return 1
 
 

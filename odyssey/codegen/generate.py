@@ -8,12 +8,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from odyssey.codegen.array_ir import ArrayIR, array_ir
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.descriptor import descriptor
 from odyssey.codegen.geometry import build_operands
 from odyssey.codegen.host import host_source
+from odyssey.codegen.printer import kernel_files
 from odyssey.codegen.tiling import Tiling, make_tiling
-from odyssey.codegen.top import Array, build_array, kernel_files
 from odyssey.errors import CodegenError
 from odyssey.mapping.space import Design, KernelSpace
 from odyssey.platforms import assumption, load_platform, op_cost
@@ -69,7 +70,7 @@ def generate(
 ) -> GeneratedDesign:
     """Build the HLS design of ``design`` with tiling ``values``."""
     built = _build(space, design, values, platform)
-    ctx, arr, tiling, main = built.ctx, built.arr, built.tiling, built.main
+    ctx, ir, tiling, main = built.ctx, built.ir, built.tiling, built.main
     scop = space.scop
     cmd = shlex.join(command) if command else "(API call)"
     header = (
@@ -82,11 +83,11 @@ def generate(
         f"command: {cmd}"
     )
     plat = load_platform(platform)
-    h_text, cpp_text = kernel_files(ctx, arr, header,
+    h_text, cpp_text = kernel_files(ctx, ir, header,
                                     burst_overhead=int(plat.memories[0].burst_overhead_cycles),
                                     region_restart=assumption("region_restart_cycles").value)
-    host = host_source(ctx, seed)
-    desc = descriptor(ctx, arr, command=cmd)
+    host = host_source(ctx, ir, seed)
+    desc = descriptor(ctx, ir, command=cmd)
     name = f"{scop.function or 'kernel'}_{design.id}".replace(".", "_").replace("-", "_")
     from odyssey.codegen.csim import include_dir
 
@@ -112,13 +113,13 @@ def generate_descriptor(
     """The descriptor :func:`generate` would write, without printing the HLS sources (what
     the models need: about half the time of :func:`generate`)."""
     built = _build(space, design, values, platform)
-    return descriptor(built.ctx, built.arr, command="(API call)")
+    return descriptor(built.ctx, built.ir, command="(API call)")
 
 
 @dataclass(frozen=True, slots=True)
 class _Built:
     ctx: Ctx
-    arr: Array
+    ir: ArrayIR
     tiling: Tiling
     main: Statement
 
@@ -162,4 +163,4 @@ def _build(space: KernelSpace, design: Design, values: Mapping[str, int], platfo
     _, red_lat = op_cost(dtype, red_op)
     _, mul_lat = op_cost(dtype, "mul")
     ctx = Ctx(scop, main, tiling, operands, c0, red_lat, mul_lat)
-    return _Built(ctx, build_array(ctx), tiling, main)
+    return _Built(ctx, array_ir(ctx), tiling, main)

@@ -8,9 +8,9 @@ in a different order than the loop nest).
 
 from __future__ import annotations
 
+from odyssey.codegen.array_ir import ArrayIR
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import OperandGeom
-from odyssey.codegen.top import has_cin
 from odyssey.polyhedral.scop import Scop, Statement
 
 FLOAT_ATOL = 1e-3
@@ -74,7 +74,7 @@ def _loops(shape: list[int], body: list[str], indent: int) -> list[str]:
     return out
 
 
-def host_source(ctx: Ctx, seed: int) -> str:
+def host_source(ctx: Ctx, ir: ArrayIR, seed: int) -> str:
     scop = ctx.scop
     out_op = ctx.output
     lines = ['#include "kernel.h"', "#include <cmath>", "#include <cstdio>", "#include <random>",
@@ -103,9 +103,8 @@ def host_source(ctx: Ctx, seed: int) -> str:
     for op in ctx.inputs:
         lines.extend(_pack_input(scop, op))
     lines.extend(_output_image(scop, out_op))
-    # the partial-sum port reads the same buffer the output port writes (see io_modules.cin_port)
-    reads_back = [f"{out_op.name}_dram.data()"] if has_cin(ctx) else []
-    call = [f"{op.name}_dram.data()" for op in ctx.inputs] + reads_back + [f"{out_op.name}_dram.data()"]
+    # one buffer per operand: the partial-sum port reads the one the output port writes
+    call = [f"{p.operand}_dram.data()" for p in ir.ports]
     lines.append(f"  kernel0({', '.join(call)});")
     lines.append("  ODYSSEY_TIMED_REPORT();  // cycle counts of a timed simulation; nothing otherwise")
     lines.append(f"  reference({', '.join(a.name for a in scop.arrays)});")

@@ -1,8 +1,9 @@
-"""The top function: module instances, FIFOs and blocks, wired in a dataflow region.
+"""Building the array: module instances, FIFOs and blocks, wired in a dataflow region.
 
 ``build_array`` returns the functions (one per module kind), the instances with their
-template arguments and streams, and the FIFO list, as plain data; ``kernel_files`` prints
-``kernel.h`` and ``kernel.cpp`` from it.
+template arguments and streams in call order, and the FIFO list, as a mutable builder;
+:func:`odyssey.codegen.array_ir.array_ir` freezes it into the description everything else
+reads.
 """
 
 from __future__ import annotations
@@ -11,23 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import product
-from math import prod
+from typing import Literal
 
 from odyssey.codegen import io_modules as io
-from odyssey.codegen.context import TYPE_TAG, Ctx, of_bits
+from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
 from odyssey.codegen.hls_ast import (
-    Call,
-    Decl,
-    For,
     Function,
-    Line,
     Param,
     Pragma,
-    Stmt,
-    Unit,
-    print_function,
-    print_unit,
 )
 from odyssey.codegen.io_modules import feed_statements
 from odyssey.codegen.pe import acc_t, pe_drain_function, pe_function, variant_of
@@ -82,7 +75,7 @@ class Array:
     def add(self, func: str, targs: tuple[int, ...], *args: str) -> None:
         self.instances.append(Instance(func, targs, tuple(args) + self.scalars))
 
-    def channels(self, inst: Instance) -> tuple[tuple[str, str], ...]:
+    def channels(self, inst: Instance) -> tuple[tuple[str, Literal["in", "out"]], ...]:
         """``(stream, "in" | "out")`` for every stream or stream of blocks ``inst`` reads or
         writes, from its function's parameter directions."""
         params = self.functions[inst.func].params
@@ -329,102 +322,4 @@ def _key(t: tuple[int, ...]) -> str:
     return "_".join(map(str, t))
 
 
-def _bit_helpers(ctypes: set[str]) -> str:
-    lines = []
-    for t in sorted(ctypes):
-        tag = TYPE_TAG[t]
-        if t == "float":
-            lines.append("static inline unsigned long long bits_of(float x) { return odyssey::float_to_bits(x); }")
-            lines.append("static inline float float_of(unsigned long long b) { return odyssey::bits_to_float((unsigned int)b); }")
-        elif t == "double":
-            lines.append("static inline unsigned long long bits_of(double x) { return odyssey::double_to_bits(x); }")
-            lines.append("static inline double double_of(unsigned long long b) { return odyssey::bits_to_double(b); }")
-        else:
-            bits = {"char": 8, "signed char": 8, "unsigned char": 8, "short": 16, "unsigned short": 16,
-                    "int": 32, "unsigned int": 32, "long": 64, "unsigned long": 64}[t]
-            mask = (1 << bits) - 1
-            lines.append(f"static inline unsigned long long bits_of({t} x) {{ return (unsigned long long)x & {mask}ULL; }}")
-            lines.append(f"static inline {t} {tag}_of(unsigned long long b) {{ return ({t})b; }}")
-    return "\n".join(lines)
-
-
-def _ports(ctx: Ctx) -> list[tuple[str, str, int]]:
-    """``(C type, name, words)`` of every m_axi port of the top function, ``words`` the size of
-    the DRAM image it points at (the INTERFACE ``depth`` co-simulation needs)."""
-    out: list[tuple[str, str, int]] = []
-    for op in ctx.inputs:
-        out.append((op.word_type + " *", op.name, prod(op.dram_shape) // op.lanes))
-    o = ctx.output
-    if has_cin(ctx):
-        out.append((o.ctype + " *", io.cin_port(o), prod(o.dram_shape)))
-    out.append((o.ctype + " *", o.name, prod(o.dram_shape)))
-    return out
-
-
-def _region_body(arr: Array) -> tuple[Stmt, ...]:
-    """The dataflow region: its channels (FIFO depths as STREAM pragmas, which every Vitis
-    version accepts), then one call per process in producer-before-consumer order."""
-    body: list[Stmt] = [Pragma("HLS DATAFLOW")]
-    for ff in arr.fifos.values():
-        if ff.kind == "stream":
-            body.append(Decl(f"hls::stream<{ff.ctype}>", ff.name, ctor_args=(f'"{ff.name}"',)))
-            body.append(Pragma(f"HLS STREAM variable={ff.name} depth={ff.depth}"))
-        else:
-            body.append(Decl(f"hls::stream_of_blocks<{ff.ctype}>", ff.name))
-            for part in (pt for pt in arr.partitions.get(ff.name, ()) if pt.factor > 1):
-                body.append(Pragma(f"HLS ARRAY_PARTITION variable={ff.name} cyclic factor={part.factor} "
-                                   f"dim={part.dim}"))
-    body.append(Line("ODYSSEY_DATAFLOW_BEGIN"))
-    for inst in arr.instances:
-        body.append(Call(inst.func, inst.args, tuple(map(str, inst.template_args)), task=True))
-    body.append(Line("ODYSSEY_DATAFLOW_END"))
-    return tuple(body)
-
-
-def top_functions(ctx: Ctx, arr: Array) -> tuple[Function, ...]:
-    """The top function ``kernel0`` (m_axi ports with their depths, AXI-lite control) and, when
-    the design has pass loops, the dataflow region ``kernel0_pass`` it calls once per pass."""
-    ports = _ports(ctx)
-    params = tuple(Param(t, n) for t, n, _ in ports)
-    iface: list[Stmt] = [Pragma(f"HLS INTERFACE m_axi port={n} offset=slave bundle=gmem_{n} depth={w}")
-                         for _, n, w in ports]
-    iface.append(Pragma("HLS INTERFACE s_axilite port=return"))
-    if not arr.scalars:
-        return (Function("kernel0", params, (*iface, *_region_body(arr)), extern_c=True,
-                         comment="kernel0: the systolic array, one dataflow region."),)
-    region = Function("kernel0_pass", params + tuple(Param("int", sc) for sc in arr.scalars),
-                      _region_body(arr), comment="kernel0_pass: one pass of the array (a dataflow region).")
-    call: Stmt = Call("kernel0_pass", tuple(n for _, n, _ in ports) + arr.scalars)
-    for loop in reversed(ctx.pass_loops):
-        call = For(f"t_{loop}", ctx.g(loop).tiles_sym, (call,))
-    top = Function("kernel0", params, (*iface, call), extern_c=True,
-                   comment=f"kernel0: one pass per iteration of the tile loops {', '.join(ctx.pass_loops)}; "
-                           "partial sums go through DRAM between passes.")
-    return region, top
-
-
-def kernel_files(ctx: Ctx, arr: Array, header_comment: str, *, burst_overhead: int = 20,
-                 region_restart: int = 0) -> tuple[str, str]:
-    """``(kernel.h, kernel.cpp)`` texts."""
-    defines = [(n, str(v)) for n, v in ctx.scop.params]
-    defines += [(n, str(v)) for n, v in ctx.tiling.values]
-    defines += [(op.lanes_macro, str(op.lanes)) for op in ctx.inputs]
-    defines.append(("ODYSSEY_DRAM_BURST_OVERHEAD", str(burst_overhead)))
-    defines.append(("ODYSSEY_REGION_RESTART", str(region_restart)))
-    ctypes = {op.ctype for op in ctx.operands}
-    tops = top_functions(ctx, arr)
-    proto = print_function(tops[-1], prototype=True)
-    header = Unit(
-        header_comment,
-        ('"ap_int.h"', '"hls_stream.h"', '"hls_streamofblocks.h"', '"odyssey_bits.h"', '"odyssey_dataflow.h"'),
-        (), tuple(defines), tuple(arr.typedefs), extra=(_bit_helpers(ctypes), proto),
-    )
-    h_text = "#ifndef ODYSSEY_KERNEL_H\n#define ODYSSEY_KERNEL_H\n" + print_unit(header) + "#endif\n"
-    body: list[str] = [f"// {line}" for line in header_comment.splitlines()]
-    body += ['', '#include "kernel.h"', ""]
-    for f in (*arr.functions.values(), *tops):
-        body += [print_function(f), ""]
-    return h_text, "\n".join(body)
-
-
-__all__ = ["Array", "Fifo", "Instance", "build_array", "has_cin", "kernel_files", "of_bits", "top_functions"]
+__all__ = ["Array", "Fifo", "Instance", "build_array", "has_cin"]

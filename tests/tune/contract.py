@@ -118,7 +118,9 @@ class TunerContract:
         assert result.stop_reason in ("time", "converged", "exhausted")
         if result.stop_reason == "time":
             assert budget <= result.seconds
-        assert result.seconds <= wall < budget + 0.3
+        # a tuner that ignored the budget would run on until its space is exhausted; the margin
+        # only has to tell that apart, on a loaded shared machine too (no tight wall-clock test)
+        assert result.seconds <= wall < budget + 5.0
         assert result.samples > 0
 
     # ------------------------------------------------------------------ interruption

@@ -1,0 +1,165 @@
+"""The systolic array of one design and tiling as one frozen, typed description.
+
+Everything downstream reads an :class:`ArrayIR`: the C++ printer (:mod:`.printer`), the
+descriptor (:mod:`.descriptor`, which the models and tools read as JSON) and, through the
+printed code, the simulations and static checks. Every value the printer needs is a number at
+the tiling; every value the models need also comes as its symbolic twin (an
+:class:`~odyssey.expr.Expr` of the tuning parameters) computed from the same place, so the two
+cannot drift apart.
+
+* :class:`Buffer`: an on-chip buffer with its role (``input_block``, ``accumulator``,
+  ``running_sums``, ``partial_sums``), element type, dimensions, instances, banks (cyclic
+  partitions) and double buffering;
+* :class:`Channel`: a stream or a stream of blocks of the dataflow region, with its depth;
+* :class:`Process`: one call of the region, with the channels it reads and writes;
+* :class:`DramPort`: an m_axi port of the top function, its word and the size of its image;
+* the module functions (:class:`~odyssey.codegen.hls_ast.Function`, with kind, operand and
+  boundary flag) and the pass loops the top function runs around the region.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Literal
+
+from odyssey.codegen import io_modules as io
+from odyssey.codegen.context import Ctx
+from odyssey.codegen.geometry import Partition, block_partitions
+from odyssey.codegen.hls_ast import Function
+from odyssey.codegen.top import build_array, has_cin
+from odyssey.expr import Expr, const
+
+BufferRole = Literal["input_block", "accumulator", "running_sums", "partial_sums"]
+Direction = Literal["in", "out"]
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer:
+    """An on-chip buffer; ``instances`` copies (one per lowest-level I/O module or PE), each
+    split into the banks of ``partition`` and held twice when ``double_buffered``."""
+
+    name: str
+    role: BufferRole
+    operand: str
+    module: str  # the module kind that holds it, for people reading the descriptor
+    array: str
+    elem: str
+    bits: int
+    dims: tuple[int, ...]
+    dims_sym: tuple[Expr, ...]
+    double_buffered: bool
+    instances: int
+    instances_sym: Expr
+    partition: tuple[Partition, ...] = ()
+    packing_lanes: int = 1
+    simd_read: bool = False
+    ctype: str | None = None  # the block's typedef, where it has one
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    """A FIFO (``stream``, ``depth`` items) or a stream of blocks (``blocks``) of the region."""
+
+    name: str
+    ctype: str
+    bits: int
+    depth: int
+    kind: Literal["stream", "blocks"]
+    partition: tuple[Partition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    """One call of the dataflow region, in call order (producers first)."""
+
+    func: str
+    template_args: tuple[int, ...]
+    args: tuple[str, ...]
+    channels: tuple[tuple[str, Direction], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DramPort:
+    """An m_axi port of ``kernel0``: ``words`` words of ``lanes`` elements of ``elem_bits``."""
+
+    name: str
+    operand: str
+    direction: Literal["read", "write"]
+    ctype: str  # the pointer's element type (a packed word for the inputs)
+    elem_bits: int
+    lanes: int
+    lanes_sym: Expr
+    words: int
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayIR:
+    modules: tuple[Function, ...]
+    processes: tuple[Process, ...]
+    channels: tuple[Channel, ...]
+    buffers: tuple[Buffer, ...]
+    ports: tuple[DramPort, ...]
+    pass_loops: tuple[str, ...]
+    scalars: tuple[str, ...]  # the pass indices every process takes
+    typedefs: tuple[str, ...]
+
+    def module(self, name: str) -> Function:
+        return next(f for f in self.modules if f.name == name)
+
+
+def array_ir(ctx: Ctx) -> ArrayIR:
+    """Build the array of ``ctx`` (its modules, wiring and call order) and describe it."""
+    arr = build_array(ctx)
+    channels = tuple(Channel(f.name, f.ctype, f.bits, f.depth, "blocks" if f.kind == "blocks" else "stream",
+                             arr.partitions.get(f.name, ())) for f in arr.fifos.values())
+    processes = tuple(Process(i.func, i.template_args, i.args, arr.channels(i)) for i in arr.instances)
+    return ArrayIR(tuple(arr.functions.values()), processes, channels, _buffers(ctx), _ports(ctx),
+                   ctx.pass_loops, arr.scalars, tuple(arr.typedefs))
+
+
+def _positions(ctx: Ctx, loops: tuple[str, ...]) -> tuple[int, Expr]:
+    """Modules (and buffers) of a chain: one per position of its injection loops."""
+    n = 1
+    e: Expr = const(1)
+    for s in loops:
+        n, e = n * ctx.g(s).outer, e * ctx.g(s).outer_sym
+    return n, e
+
+
+def _buffers(ctx: Ctx) -> tuple[Buffer, ...]:
+    t = ctx.tiling
+    out: list[Buffer] = []
+    for op in ctx.inputs:
+        n, n_sym = _positions(ctx, op.inj)
+        out.append(Buffer(
+            f"{op.name}_block", "input_block", op.name, f"{op.name}_IO_L{'1' if len(op.inj) == 2 else '2'}_in",
+            op.array.name, op.ctype, op.bits, op.box, op.box_sym, True, n, n_sym,
+            block_partitions(op, t), op.lanes, op.simd, io.blk_t(op)))
+    acc_sym, acc_n = ctx.acc_size()
+    pes_sym: Expr = const(1)
+    for g in t.space:
+        pes_sym = pes_sym * g.outer_sym
+    o = ctx.output
+    for name, role, double in (("acc", "accumulator", True), ("acc_running", "running_sums", False)):
+        out.append(Buffer(name, role, o.name, "PE", o.array.name, o.ctype, o.bits, (acc_n,), (acc_sym,),  # type: ignore[arg-type]
+                          double, t.num_pes, pes_sym))
+    if has_cin(ctx):
+        n, n_sym = _positions(ctx, o.inj)
+        out.append(Buffer(f"{o.name}_partial_block", "partial_sums", o.name, f"{o.name}_IO_L2_in",
+                          o.array.name, o.ctype, o.bits, (acc_n,), (acc_sym,), True, n, n_sym))
+    return tuple(out)
+
+
+def _ports(ctx: Ctx) -> tuple[DramPort, ...]:
+    out = [DramPort(op.name, op.name, "read", op.word_type, op.bits, op.lanes, op.lanes_sym,
+                    prod(op.dram_shape) // op.lanes) for op in ctx.inputs]
+    o = ctx.output
+    words = prod(o.dram_shape)
+    if has_cin(ctx):  # read back through its own port, bound to the output's buffer by the host
+        out.append(DramPort(io.cin_port(o), o.name, "read", o.ctype, o.bits, 1, const(1), words))
+    out.append(DramPort(o.name, o.name, "write", o.ctype, o.bits, 1, const(1), words))
+    return tuple(out)
+
+
+__all__ = ["ArrayIR", "Buffer", "BufferRole", "Channel", "DramPort", "Process", "array_ir"]

@@ -1,0 +1,109 @@
+"""Printing an :class:`~odyssey.codegen.array_ir.ArrayIR` as Vitis HLS C++ (``kernel.h``,
+``kernel.cpp``): the module functions, the dataflow region with its channels (FIFO depths as
+``STREAM`` pragmas, banks as ``ARRAY_PARTITION``), the top function with its ``m_axi`` ports
+and, for designs with pass loops, the loop that calls the region once per pass."""
+
+from __future__ import annotations
+
+from odyssey.codegen.array_ir import ArrayIR
+from odyssey.codegen.context import TYPE_TAG, Ctx
+from odyssey.codegen.hls_ast import (
+    Call,
+    Decl,
+    For,
+    Function,
+    Line,
+    Param,
+    Pragma,
+    Stmt,
+    Unit,
+    print_function,
+    print_unit,
+)
+
+
+def _bit_helpers(ctypes: set[str]) -> str:
+    lines = []
+    for t in sorted(ctypes):
+        tag = TYPE_TAG[t]
+        if t == "float":
+            lines.append("static inline unsigned long long bits_of(float x) { return odyssey::float_to_bits(x); }")
+            lines.append("static inline float float_of(unsigned long long b) { return odyssey::bits_to_float((unsigned int)b); }")
+        elif t == "double":
+            lines.append("static inline unsigned long long bits_of(double x) { return odyssey::double_to_bits(x); }")
+            lines.append("static inline double double_of(unsigned long long b) { return odyssey::bits_to_double(b); }")
+        else:
+            bits = {"char": 8, "signed char": 8, "unsigned char": 8, "short": 16, "unsigned short": 16,
+                    "int": 32, "unsigned int": 32, "long": 64, "unsigned long": 64}[t]
+            mask = (1 << bits) - 1
+            lines.append(f"static inline unsigned long long bits_of({t} x) {{ return (unsigned long long)x & {mask}ULL; }}")
+            lines.append(f"static inline {t} {tag}_of(unsigned long long b) {{ return ({t})b; }}")
+    return "\n".join(lines)
+
+
+def _region_body(ir: ArrayIR) -> tuple[Stmt, ...]:
+    """The dataflow region: its channels (FIFO depths as STREAM pragmas, which every Vitis
+    version accepts), then one call per process in producer-before-consumer order."""
+    body: list[Stmt] = [Pragma("HLS DATAFLOW")]
+    for ch in ir.channels:
+        if ch.kind == "stream":
+            body.append(Decl(f"hls::stream<{ch.ctype}>", ch.name, ctor_args=(f'"{ch.name}"',)))
+            body.append(Pragma(f"HLS STREAM variable={ch.name} depth={ch.depth}"))
+        else:
+            body.append(Decl(f"hls::stream_of_blocks<{ch.ctype}>", ch.name))
+            for part in (pt for pt in ch.partition if pt.factor > 1):
+                body.append(Pragma(f"HLS ARRAY_PARTITION variable={ch.name} cyclic factor={part.factor} "
+                                   f"dim={part.dim}"))
+    body.append(Line("ODYSSEY_DATAFLOW_BEGIN"))
+    for proc in ir.processes:
+        body.append(Call(proc.func, proc.args, tuple(map(str, proc.template_args)), task=True))
+    body.append(Line("ODYSSEY_DATAFLOW_END"))
+    return tuple(body)
+
+
+def top_functions(ctx: Ctx, ir: ArrayIR) -> tuple[Function, ...]:
+    """The top function ``kernel0`` (m_axi ports with their depths, AXI-lite control) and, when
+    the design has pass loops, the dataflow region ``kernel0_pass`` it calls once per pass."""
+    params = tuple(Param(p.ctype + " *", p.name) for p in ir.ports)
+    iface: list[Stmt] = [Pragma(f"HLS INTERFACE m_axi port={p.name} offset=slave bundle=gmem_{p.name} "
+                                f"depth={p.words}") for p in ir.ports]
+    iface.append(Pragma("HLS INTERFACE s_axilite port=return"))
+    if not ir.scalars:
+        return (Function("kernel0", params, (*iface, *_region_body(ir)), extern_c=True,
+                         comment="kernel0: the systolic array, one dataflow region."),)
+    region = Function("kernel0_pass", params + tuple(Param("int", sc) for sc in ir.scalars),
+                      _region_body(ir), comment="kernel0_pass: one pass of the array (a dataflow region).")
+    call: Stmt = Call("kernel0_pass", tuple(p.name for p in ir.ports) + ir.scalars)
+    for loop in reversed(ir.pass_loops):
+        call = For(f"t_{loop}", ctx.g(loop).tiles_sym, (call,))
+    top = Function("kernel0", params, (*iface, call), extern_c=True,
+                   comment=f"kernel0: one pass per iteration of the tile loops {', '.join(ir.pass_loops)}; "
+                           "partial sums go through DRAM between passes.")
+    return region, top
+
+
+def kernel_files(ctx: Ctx, ir: ArrayIR, header_comment: str, *, burst_overhead: int = 20,
+                 region_restart: int = 0) -> tuple[str, str]:
+    """``(kernel.h, kernel.cpp)`` texts."""
+    defines = [(n, str(v)) for n, v in ctx.scop.params]
+    defines += [(n, str(v)) for n, v in ctx.tiling.values]
+    defines += [(op.lanes_macro, str(op.lanes)) for op in ctx.inputs]
+    defines.append(("ODYSSEY_DRAM_BURST_OVERHEAD", str(burst_overhead)))
+    defines.append(("ODYSSEY_REGION_RESTART", str(region_restart)))
+    ctypes = {op.ctype for op in ctx.operands}
+    tops = top_functions(ctx, ir)
+    proto = print_function(tops[-1], prototype=True)
+    header = Unit(
+        header_comment,
+        ('"ap_int.h"', '"hls_stream.h"', '"hls_streamofblocks.h"', '"odyssey_bits.h"', '"odyssey_dataflow.h"'),
+        (), tuple(defines), ir.typedefs, extra=(_bit_helpers(ctypes), proto),
+    )
+    h_text = "#ifndef ODYSSEY_KERNEL_H\n#define ODYSSEY_KERNEL_H\n" + print_unit(header) + "#endif\n"
+    body: list[str] = [f"// {line}" for line in header_comment.splitlines()]
+    body += ['', '#include "kernel.h"', ""]
+    for f in (*ir.modules, *tops):
+        body += [print_function(f), ""]
+    return h_text, "\n".join(body)
+
+
+__all__ = ["kernel_files", "top_functions"]
