@@ -26,7 +26,7 @@ from typing import Literal
 from odyssey.codegen import io_modules as io
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import Partition, block_partitions
-from odyssey.codegen.hls_ast import Function
+from odyssey.codegen.hls_ast import Function, Typedef
 from odyssey.codegen.top import build_array, has_cin
 from odyssey.expr import Expr, const
 
@@ -102,7 +102,7 @@ class ArrayIR:
     ports: tuple[DramPort, ...]
     pass_loops: tuple[str, ...]
     scalars: tuple[str, ...]  # the pass indices every process takes
-    typedefs: tuple[str, ...]
+    typedefs: tuple[Typedef, ...]
 
     def module(self, name: str) -> Function:
         return next(f for f in self.modules if f.name == name)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from odyssey.codegen.geometry import OperandGeom
 from odyssey.codegen.hls_ast import For, Stmt
 from odyssey.codegen.tiling import LoopGeom, Tiling
-from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, lt, where
+from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, evaluate, lt, where
 from odyssey.polyhedral.scop import Scop, Statement
 
 #: C names of element types in generated helper function names
@@ -162,20 +162,24 @@ class Ctx:
             d *= val
         return d
 
-    def pe_ii(self) -> int:
-        """Initiation interval of the PE pipeline: ``II = max(1, ceil(L_op / D))`` with ``D``
-        the :meth:`recurrence_distance` and ``L_op`` the reduction operator's latency."""
-        d = self.recurrence_distance()
-        return 1 if d is None else max(1, -(-self.fadd_latency // d))
+    @property
+    def env(self) -> dict[str, int]:
+        """Values of the size and tiling parameters: where symbolic twins are evaluated."""
+        return {**self.scop.param_values, **self.tiling.as_dict}
 
-    def pe_depth(self, simd: int) -> int:
-        """Pipeline depth of the PE compute loop: operand read, multiply, the adder tree over
-        ``simd`` lanes, the accumulation, the write: ``2 + L_mul + ceil(log2 S)*L_add + L_add``."""
-        tree = (simd - 1).bit_length()
-        return 2 + self.mul_latency + tree * self.fadd_latency + self.fadd_latency
+    def pe_ii(self) -> int:
+        """Initiation interval of the PE pipeline at the tiling: :meth:`pe_ii_sym` evaluated
+        (``II = max(1, ceil(L_op / D))``, ``D`` the :meth:`recurrence_distance`)."""
+        return int(evaluate(self.pe_ii_sym(), self.env))
+
+    def pe_depth(self) -> int:
+        """Pipeline depth of the PE compute loop at the tiling: :meth:`pe_depth_sym` evaluated."""
+        return int(evaluate(self.pe_depth_sym(), self.env))
 
     def pe_depth_sym(self) -> Expr:
-        """:meth:`pe_depth` as an expression of the SIMD factor."""
+        """Pipeline depth of the PE compute loop: operand read, multiply, the adder tree over
+        the ``S`` SIMD lanes, the accumulation, the write: ``2 + L_mul + ceil(log2 S)*L_add +
+        L_add``, as an expression of the SIMD factor."""
         simd = self.tiling.design.simd_loop
         lanes = self.g(simd).t2_sym if simd else const(1)
         return const(2 + self.mul_latency + self.fadd_latency) + eceil(elog2(lanes)) * self.fadd_latency

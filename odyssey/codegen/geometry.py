@@ -120,7 +120,7 @@ def build_operands(scop: Scop, tiling: Tiling) -> list[OperandGeom]:
         inj = tuple(s for s in design.space_loops if s != op.chain_loop)
         dep_pos = [k for k, lp in enumerate(order) if any(s.coeff(lp) for s in ref.subscripts)]
         trunc = (max(dep_pos) + 1) if dep_pos else 0
-        box, box_sym = _box(ref, tiling, inj)
+        box, box_sym = _box(ref, tiling, inj, {**scop.param_values, **tiling.as_dict})
         role: Literal["input", "output"] = "input" if op.role == "input" else "output"
         simd = design.simd_loop is not None and any(s.coeff(design.simd_loop) for s in ref.subscripts)
         lanes_sym = _lanes_sym(ref, tiling, inj, box_sym[-1] if box_sym else const(1), arr.bits) \
@@ -134,30 +134,28 @@ def build_operands(scop: Scop, tiling: Tiling) -> list[OperandGeom]:
     return out
 
 
-def _pe_range(tiling: Tiling, loop: str, inj: tuple[str, ...]) -> tuple[int, Expr]:
+def _pe_range_sym(tiling: Tiling, loop: str, inj: tuple[str, ...]) -> Expr:
+    """Values of ``loop`` one lowest-level module's PEs see in a tile: ``T_l2`` along an
+    injection loop, 1 along the chain loop (the operand does not depend on it), ``T_l1`` for a
+    time loop."""
     g = tiling.loop(loop)
     if g.space:
-        if loop in inj:
-            return g.t2, g.t2_sym
-        return 1, const(1)  # the chain loop: the operand does not depend on it
-    return g.t1, g.t1_sym
+        return g.t2_sym if loop in inj else const(1)
+    return g.t1_sym
 
 
-def _box(ref: Reference, tiling: Tiling, inj: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[Expr, ...]]:
-    ext: list[int] = []
+def _box(ref: Reference, tiling: Tiling, inj: tuple[str, ...],
+         env: dict[str, int]) -> tuple[tuple[int, ...], tuple[Expr, ...]]:
+    """The box's extents, symbolic and at the tiling (the symbolic ones evaluated in ``env``,
+    the sizes and the tiling)."""
     ext_sym: list[Expr] = []
     for s in ref.subscripts:
-        n = 1
         terms: list[Expr] = [const(1)]
         for loop, c in s.coeffs:
-            if loop not in tiling.design.order:
-                continue
-            r, r_sym = _pe_range(tiling, loop, inj)
-            n += c * (r - 1)
-            terms.append((r_sym - 1) * c)
-        ext.append(n)
+            if loop in tiling.design.order:
+                terms.append((_pe_range_sym(tiling, loop, inj) - 1) * c)
         ext_sym.append(add(*terms))
-    return tuple(ext), tuple(ext_sym)
+    return tuple(int(evaluate(e, env)) for e in ext_sym), tuple(ext_sym)
 
 
 def _lanes_sym(ref: Reference, tiling: Tiling, inj: tuple[str, ...], inner_ext: Expr, bits: int) -> Expr:

@@ -165,9 +165,23 @@ class Function:
     template: tuple[str, ...] = ()  # template parameters, e.g. ("int idx",)
     comment: str = ""
     kind: str = ""  # module kind for the descriptor ("pe", "io_l3_in", ...)
+    returns: str = "void"
+    qualifiers: str = ""  # e.g. "static inline"
     operand: str | None = None  # the operand an I/O module moves
     boundary: bool = False  # the last module of a chain (moves a subset of what its head moves)
     extern_c: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Typedef:
+    """``typedef ctype name[dims];`` (``dims`` empty for a scalar or word type)."""
+
+    ctype: str
+    name: str
+    dims: tuple[int, ...] = ()
+
+    def text(self) -> str:
+        return f"typedef {self.ctype} {self.name}{''.join(f'[{d}]' for d in self.dims)};"
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +192,8 @@ class Unit:
     includes: tuple[str, ...]
     functions: tuple[Function, ...]
     defines: tuple[tuple[str, str], ...] = ()
-    typedefs: tuple[str, ...] = ()
-    extra: tuple[str, ...] = field(default=())
+    typedefs: tuple[Typedef, ...] = ()
+    extra: tuple[str, ...] = field(default=())  # declarations printed after the typedefs
 
 
 # --- printing ---------------------------------------------------------------------------
@@ -268,7 +282,7 @@ def print_function(f: Function, *, prototype: bool = False) -> str:
             params.append(f"{p.ctype} {p.name}{''.join(f'[{d}]' for d in p.array_dims)}")
         else:
             params.append(f"{p.ctype} {'&' if p.by_ref else ''}{p.name}")
-    sig = f"void {f.name}({', '.join(params)})"
+    sig = f"{f.qualifiers + ' ' if f.qualifiers else ''}{f.returns} {f.name}({', '.join(params)})"
     if f.extern_c:
         sig = 'extern "C" ' + sig
     if prototype:
@@ -289,7 +303,7 @@ def print_unit(u: Unit) -> str:
         out.extend(f"#define {name} {value}" for name, value in u.defines)
     if u.typedefs:
         out.append("")
-        out.extend(u.typedefs)
+        out.extend(t.text() for t in u.typedefs)
     for e in u.extra:
         out.extend(["", e])
     for f in u.functions:

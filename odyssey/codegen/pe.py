@@ -152,7 +152,7 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
         if k == 0 and d_dist is not None:
             extra = (Pragma(f"HLS DEPENDENCE variable=sums type=inter dependent=true distance={d_dist}"),)
         compute = (For(var, trip, compute, pipeline_ii=ii if k == 0 else None, extra_pragmas=extra,
-                       pipeline_depth=ctx.pe_depth(simd_lanes), depth_sym=ctx.pe_depth_sym(),
+                       pipeline_depth=ctx.pe_depth(), depth_sym=ctx.pe_depth_sym(),
                        ii_sym=ctx.pe_ii_sym() if k == 0 else None),)
     if not loops:
         compute = tuple(body)

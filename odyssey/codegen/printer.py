@@ -21,24 +21,32 @@ from odyssey.codegen.hls_ast import (
     print_unit,
 )
 
+#: bits of the integer element types
+_INT_BITS = {"char": 8, "signed char": 8, "unsigned char": 8, "short": 16, "unsigned short": 16,
+             "int": 32, "unsigned int": 32, "long": 64, "unsigned long": 64}
 
-def _bit_helpers(ctypes: set[str]) -> str:
-    lines = []
+
+def bit_helpers(ctypes: set[str]) -> tuple[Function, ...]:
+    """``bits_of(x)`` (an element as the low bits of a word) and ``<type>_of(bits)`` (back) for
+    every element type of the design; floats go through ``odyssey_bits.h``."""
+
+    def helper(returns: str, name: str, ptype: str, pname: str, expr: str) -> Function:
+        return Function(name, (Param(ptype, pname),), (Line(f"return {expr}"),), returns=returns,
+                        qualifiers="static inline")
+
+    out: list[Function] = []
     for t in sorted(ctypes):
-        tag = TYPE_TAG[t]
         if t == "float":
-            lines.append("static inline unsigned long long bits_of(float x) { return odyssey::float_to_bits(x); }")
-            lines.append("static inline float float_of(unsigned long long b) { return odyssey::bits_to_float((unsigned int)b); }")
+            out += [helper("unsigned long long", "bits_of", "float", "x", "odyssey::float_to_bits(x)"),
+                    helper("float", "float_of", "unsigned long long", "b", "odyssey::bits_to_float((unsigned int)b)")]
         elif t == "double":
-            lines.append("static inline unsigned long long bits_of(double x) { return odyssey::double_to_bits(x); }")
-            lines.append("static inline double double_of(unsigned long long b) { return odyssey::bits_to_double(b); }")
+            out += [helper("unsigned long long", "bits_of", "double", "x", "odyssey::double_to_bits(x)"),
+                    helper("double", "double_of", "unsigned long long", "b", "odyssey::bits_to_double(b)")]
         else:
-            bits = {"char": 8, "signed char": 8, "unsigned char": 8, "short": 16, "unsigned short": 16,
-                    "int": 32, "unsigned int": 32, "long": 64, "unsigned long": 64}[t]
-            mask = (1 << bits) - 1
-            lines.append(f"static inline unsigned long long bits_of({t} x) {{ return (unsigned long long)x & {mask}ULL; }}")
-            lines.append(f"static inline {t} {tag}_of(unsigned long long b) {{ return ({t})b; }}")
-    return "\n".join(lines)
+            mask = (1 << _INT_BITS[t]) - 1
+            out += [helper("unsigned long long", "bits_of", t, "x", f"(unsigned long long)x & {mask}ULL"),
+                    helper(t, f"{TYPE_TAG[t]}_of", "unsigned long long", "b", f"({t})b")]
+    return tuple(out)
 
 
 def _region_body(ir: ArrayIR) -> tuple[Stmt, ...]:
@@ -96,7 +104,7 @@ def kernel_files(ctx: Ctx, ir: ArrayIR, header_comment: str, *, burst_overhead: 
     header = Unit(
         header_comment,
         ('"ap_int.h"', '"hls_stream.h"', '"hls_streamofblocks.h"', '"odyssey_bits.h"', '"odyssey_dataflow.h"'),
-        (), tuple(defines), ir.typedefs, extra=(_bit_helpers(ctypes), proto),
+        bit_helpers(ctypes), tuple(defines), ir.typedefs, extra=(proto,),
     )
     h_text = "#ifndef ODYSSEY_KERNEL_H\n#define ODYSSEY_KERNEL_H\n" + print_unit(header) + "#endif\n"
     body: list[str] = [f"// {line}" for line in header_comment.splitlines()]

@@ -21,6 +21,7 @@ from odyssey.codegen.hls_ast import (
     Function,
     Param,
     Pragma,
+    Typedef,
 )
 from odyssey.codegen.io_modules import feed_statements
 from odyssey.codegen.pe import acc_t, pe_drain_function, pe_function, variant_of
@@ -52,7 +53,7 @@ class Array:
     functions: dict[str, Function] = field(default_factory=dict)
     instances: list[Instance] = field(default_factory=list)
     fifos: dict[str, Fifo] = field(default_factory=dict)
-    typedefs: list[str] = field(default_factory=list)
+    typedefs: list[Typedef] = field(default_factory=list)
     partitions: dict[str, tuple[Partition, ...]] = field(default_factory=dict)  # blocks -> banks
     scalars: tuple[str, ...] = ()
 
@@ -71,6 +72,10 @@ class Array:
             self.partitions[name] = partition
         self.fifos.setdefault(name, Fifo(name, ctype, bits, depth, kind))
         return name
+
+    def typedef(self, t: Typedef) -> None:
+        if t not in self.typedefs:
+            self.typedefs.append(t)
 
     def add(self, func: str, targs: tuple[int, ...], *args: str) -> None:
         self.instances.append(Instance(func, targs, tuple(args) + self.scalars))
@@ -128,12 +133,11 @@ def build_array(ctx: Ctx) -> Array:
 
     for op in ctx.inputs:
         word, bits = op.word_type, op.lanes * op.bits
-        arr.typedefs.append(f"typedef ap_uint<{bits}> {word};")
+        arr.typedef(Typedef(f"ap_uint<{bits}>", word))
         vlanes = simd if op.simd else 1
         vword = f"{op.name}_v{vlanes}"
-        if f"typedef ap_uint<{vlanes * op.bits}> {vword};" not in arr.typedefs:
-            arr.typedefs.append(f"typedef ap_uint<{vlanes * op.bits}> {vword};")
-        arr.typedefs.append(f"typedef {op.ctype} {io.blk_t(op)}" + "".join(f"[{e}]" for e in op.box) + ";")
+        arr.typedef(Typedef(f"ap_uint<{vlanes * op.bits}>", vword))
+        arr.typedef(Typedef(op.ctype, io.blk_t(op), op.box))
         l3 = arr.fifo(f"fifo_{op.name}_L3", word, bits)
         arr.add(arr.fn(io.l3_in(ctx, op)), (), op.name, l3)
         feed, _ = feed_statements(ctx, op, simd)
@@ -152,9 +156,9 @@ def build_array(ctx: Ctx) -> Array:
 
     out = ctx.output
     oct_, obits = out.ctype, out.bits
-    arr.typedefs.append(f"typedef {oct_} {acc_t(ctx)}[{ctx.acc_size()[1]}];")
+    arr.typedef(Typedef(oct_, acc_t(ctx), (ctx.acc_size()[1],)))
     if ctx.needs_cin:
-        arr.typedefs.append(f"typedef {oct_} {io.blk_t(out)}[{ctx.acc_size()[1]}];")
+        arr.typedef(Typedef(oct_, io.blk_t(out), (ctx.acc_size()[1],)))
 
     # PEs
     for pos in positions:
