@@ -16,10 +16,12 @@ from odyssey.codegen.array_ir import ArrayIR, Buffer
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.hls_ast import stmt_json
 from odyssey.codegen.pe import op_table
+from odyssey.codegen.roles import role_of
 from odyssey.expr import Expr, to_json
 
-#: 2: module roles (operand, boundary), buffer roles and symbolic instances, ports, passes
-SCHEMA_VERSION = 2
+#: 2: module operands and boundary flags, buffer roles and symbolic instances, ports, passes;
+#: 3: module roles (reader, chain, loader, feeder, pe, drain, writer)
+SCHEMA_VERSION = 3
 
 
 def _j(e: Expr) -> Any:
@@ -58,7 +60,7 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str) -> dict[str, Any]:
                       "lanes_sym": _j(op.lanes_sym), "lanes_macro": op.lanes_macro,
                       "dram_shape": list(op.dram_shape), "box": list(op.box),
                       "box_sym": [_j(e) for e in op.box_sym]} for op in ctx.operands],
-        "modules": [{"name": f.name, "kind": f.kind, "operand": f.operand, "boundary": f.boundary,
+        "modules": [{"name": f.name, "kind": f.kind, "role": role_of(f.kind), "operand": f.operand, "boundary": f.boundary,
                      "template": list(f.template),
                      "instances": [list(p.template_args) for p in ir.processes if p.func == f.name],
                      "ast": [stmt_json(s) for s in f.body]} for f in ir.modules],

@@ -6,9 +6,9 @@ array is a pipeline whose steady state is set by its slowest stage, plus the tim
 and to empty it. With ``L_m`` each module's latency (:mod:`odyssey.model.latency`),
 ``V_X`` the visits of input ``X``'s tile, ``first = max_X ceil(L_{L3,X} / V_X)`` (loading
 the first tiles: the prologue), ``tile = (PE iterations per tile - 1) * II + depth``,
-``visit = tile * (tiles per output visit)`` and ``drain = max((#drain blocks) * (accumulator
-size), ceil(L_{L3,out} / visits))`` (the last output tile through the drain chain and the L3
-writer: the epilogue), the latency is the largest of
+``visit = tile * (tiles per output visit)`` and ``drain = max_d ceil(L_d / visits)`` over the
+modules ``d`` whose role is ``drain`` or ``writer`` (the last output tile through the slowest
+stage of the drain path: the epilogue), the latency is the largest of
 
 * PE-bound: ``first + L_PE + drain + D_out``;
 * input-bound, for each input ``X``: ``L_{L3,X} + tile + drain + D_out``;
@@ -92,7 +92,9 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     drain_blocks = mul(*[loops[s]["outer"] for s in out_op["injection_loops"]]) if out_op["injection_loops"] else const(1)
     out_visits = visits_in_pass(out_op["reload_loops"])
     reader = {m["operand"]: n for n, m in mods.items() if m["kind"] == "io_l3_in"}
-    l3_out_name = next(n for n, m in mods.items() if m["kind"] == "io_l3_out")
+    l3_out_name = next(n for n, m in mods.items() if m["role"] == "writer")
+    # a chain's boundary module moves a subset of what its head moves: never the slowest
+    drain_path = [n for n, m in mods.items() if m["role"] in ("drain", "writer") and not m["boundary"]]
     d_out = pipeline_depth(mods[l3_out_name], subst)
     inner_tiles = pass_tiles / out_visits
 
@@ -101,9 +103,10 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
         l3_in = {o["name"]: lat[reader[o["name"]]] for o in inputs}
         first = emax(*[eceil(l3_in[o["name"]] / visits_in_pass(o["reload_loops"])) for o in inputs]) \
             if inputs else const(0)
-        # the epilogue: the last output tile through the drain chain (one element per cycle) and
-        # the L3 writer (with its burst overheads), whichever is slower
-        drain = emax(drain_blocks * acc, eceil(lat[l3_out_name] / out_visits))
+        # the epilogue: the last output tile's way out, through the slowest stage of the drain
+        # path (the PE drains, the drain I/O levels and the writer): each stage's time per
+        # visit of an output tile, from its own AST
+        drain = emax(*[eceil(lat[n] / out_visits) for n in drain_path])
         terms: dict[str, Expr] = {
             "PE": first + emax(*[lat[n] for n in pe_names]) + drain + d_out,
             l3_out_name: first + tile * inner_tiles + lat[l3_out_name],
