@@ -13,6 +13,7 @@ cannot drift apart.
 * :class:`Channel`: a stream or a stream of blocks of the dataflow region, with its depth;
 * :class:`Process`: one call of the region, with the channels it reads and writes;
 * :class:`DramPort`: an m_axi port of the top function, its word and the size of its image;
+* :class:`HostImage`: the layout of the DRAM image the host testbench builds for an operand;
 * the module functions (:class:`~odyssey.codegen.hls_ast.Function`, with kind, operand and
   boundary flag) and the pass loops the top function runs around the region.
 """
@@ -25,13 +26,14 @@ from typing import Literal
 
 from odyssey.codegen import io_modules as io
 from odyssey.codegen.context import Ctx
-from odyssey.codegen.geometry import Partition, block_partitions
+from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
 from odyssey.codegen.hls_ast import Function, Typedef
 from odyssey.codegen.top import build_array, has_cin
 from odyssey.expr import Expr, const
 
 BufferRole = Literal["input_block", "accumulator", "running_sums", "partial_sums"]
 Direction = Literal["in", "out"]
+HostAccess = Literal["read", "write", "read_write"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,42 @@ class DramPort:
 
 
 @dataclass(frozen=True, slots=True)
+class HostImage:
+    """The DRAM image of one operand, as the host builds it from the original array.
+
+    The array (``shape``) sits zero-padded in ``dram_shape`` (row-major): element ``(i_0, ...)``
+    is at flat index ``f = (..(i_0 * D_1 + i_1) * D_2 ..) + i_n`` of the padded shape ``D``.
+    Word ``f // lanes`` of type ``word_type`` holds it in bits ``[f % lanes * bits, f % lanes *
+    bits + bits)``: inputs pack ``lanes`` elements per ``ap_uint`` word, the output holds one
+    element per word (``word_type`` is ``elem``). ``access`` is what the kernel does with it:
+    the output is ``read_write`` when partial sums are read back through its own port."""
+
+    operand: str
+    array: str
+    shape: tuple[int, ...]  # the original array's extents
+    dram_shape: tuple[int, ...]
+    elem: str
+    bits: int
+    lanes: int
+    word_type: str
+    access: HostAccess
+
+    @property
+    def words(self) -> int:
+        """Words of the image: ``prod(dram_shape) / lanes``."""
+        return prod(self.dram_shape) // self.lanes
+
+    @property
+    def packed(self) -> bool:
+        """Elements sit in bit fields of ``ap_uint`` words (the inputs), not one per word."""
+        return self.word_type != self.elem
+
+    @property
+    def is_float(self) -> bool:
+        return self.elem in ("float", "double")
+
+
+@dataclass(frozen=True, slots=True)
 class ArrayIR:
     modules: tuple[Function, ...]
     processes: tuple[Process, ...]
@@ -103,6 +141,7 @@ class ArrayIR:
     pass_loops: tuple[str, ...]
     scalars: tuple[str, ...]  # the pass indices every process takes
     typedefs: tuple[Typedef, ...]
+    host_images: tuple[HostImage, ...]  # the inputs in operand order, then the output
 
     def module(self, name: str) -> Function:
         return next(f for f in self.modules if f.name == name)
@@ -115,7 +154,7 @@ def array_ir(ctx: Ctx) -> ArrayIR:
                              arr.partitions.get(f.name, ())) for f in arr.fifos.values())
     processes = tuple(Process(i.func, i.template_args, i.args, arr.channels(i)) for i in arr.instances)
     return ArrayIR(tuple(arr.functions.values()), processes, channels, _buffers(ctx), _ports(ctx),
-                   ctx.pass_loops, arr.scalars, tuple(arr.typedefs))
+                   ctx.pass_loops, arr.scalars, tuple(arr.typedefs), _host_images(ctx))
 
 
 def _positions(ctx: Ctx, loops: tuple[str, ...]) -> tuple[int, Expr]:
@@ -162,4 +201,19 @@ def _ports(ctx: Ctx) -> tuple[DramPort, ...]:
     return tuple(out)
 
 
-__all__ = ["ArrayIR", "Buffer", "BufferRole", "Channel", "DramPort", "Process", "array_ir"]
+def _host_images(ctx: Ctx) -> tuple[HostImage, ...]:
+    """The host's image of every input (packed words, read) and of the output (elements,
+    written, and read back when the design reads partial sums)."""
+    values = ctx.scop.param_values
+
+    def image(op: OperandGeom, lanes: int, word_type: str, access: HostAccess) -> HostImage:
+        shape = tuple(d.evaluate(values) for d in op.array.shape)
+        return HostImage(op.name, op.array.name, shape, op.dram_shape, op.ctype, op.bits, lanes, word_type, access)
+
+    o = ctx.output
+    return (*(image(op, op.lanes, op.word_type, "read") for op in ctx.inputs),
+            image(o, 1, o.ctype, "read_write" if has_cin(ctx) else "write"))
+
+
+__all__ = ["ArrayIR", "Buffer", "BufferRole", "Channel", "DramPort", "HostAccess", "HostImage", "Process",
+           "array_ir"]

@@ -86,7 +86,7 @@ def generate(
     h_text, cpp_text = kernel_files(ctx, ir, header,
                                     burst_overhead=int(plat.memories[0].burst_overhead_cycles),
                                     region_restart=assumption("region_restart_cycles").value)
-    host = host_source(ctx, ir, seed)
+    host = host_source(scop, ir, seed=seed)
     desc = descriptor(ctx, ir, command=cmd)
     name = f"{scop.function or 'kernel'}_{design.id}".replace(".", "_").replace("-", "_")
     from odyssey.codegen.csim import include_dir

@@ -5,7 +5,9 @@ strings. Loop bounds are symbolic expressions (:mod:`odyssey.expr`) in the
 tuning parameters, so the same tree is printed as C (with the parameters as
 ``#define`` constants) and serialised into the descriptor for the models.
 Data-path expressions (``acc[x] + v``) are short C strings: they carry no
-information the models need.
+information the models need. A few plain C++ statements (:class:`ForRange`,
+:class:`ForEach`, :class:`Guard`, :class:`Decls`, :class:`Commented`, :class:`Return`)
+serve the host testbench, which has no timing hooks and nothing for the models.
 """
 
 from __future__ import annotations
@@ -142,7 +144,69 @@ def pipelined_nest(s: For) -> For | None:
     return cur
 
 
-Stmt = Pragma | Comment | Line | Decl | StreamRead | StreamWrite | DramRead | DramWrite | Call | Scope | If | For
+# --- plain C++ statements of the host testbench (no timing hooks, nothing for the models) --
+
+BodyLayout = Literal["block", "bare", "inline"]
+"""How a compound statement lays out its body: ``block`` as ``head {`` / body / ``}``; ``bare``
+as ``head`` with its one statement on the next line, one level in; ``inline`` as ``head s;`` (or
+``head { s; t; }``) on one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    value: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForRange:
+    """``for (int var = lower; var < upper; var++)`` with C bounds (the loops of the scop's
+    nest, the host's loops over an array)."""
+
+    var: str
+    lower: str
+    upper: str
+    body: tuple[Stmt, ...]
+    layout: BodyLayout = "block"
+
+
+@dataclass(frozen=True, slots=True)
+class ForEach:
+    """``for (item : container)``, ``item`` a declaration such as ``auto &x``."""
+
+    item: str
+    container: str
+    body: tuple[Stmt, ...]
+    layout: BodyLayout = "inline"
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """``if (cond)`` around a body in any layout (:class:`If` always prints a block and carries
+    the models' branch frequency)."""
+
+    cond: str
+    body: tuple[Stmt, ...]
+    layout: BodyLayout = "inline"
+
+
+@dataclass(frozen=True, slots=True)
+class Decls:
+    """``ctype a = x, b = y;``: several variables of one type in one declaration."""
+
+    ctype: str
+    items: tuple[tuple[str, str], ...]  # (name, initialiser)
+
+
+@dataclass(frozen=True, slots=True)
+class Commented:
+    """A one-line statement followed by ``  // text``."""
+
+    stmt: Stmt
+    text: str
+
+
+Stmt = (Pragma | Comment | Line | Decl | StreamRead | StreamWrite | DramRead | DramWrite | Call | Scope | If | For
+        | Return | ForRange | ForEach | Guard | Decls | Commented)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,8 +330,46 @@ def print_stmt(s: Stmt, indent: int, out: list[str], *, in_pipe: bool = False) -
         out.append(f"{pad}}}")
         if inner is not None:
             out.append(f"{pad}ODYSSEY_PIPE_END();")
+    elif isinstance(s, Return):
+        out.append(f"{pad}return{'' if s.value is None else ' ' + s.value};")
+    elif isinstance(s, ForRange):
+        head = f"for (int {s.var} = {s.lower}; {s.var} < {s.upper}; {s.var}++)"
+        _print_laid_out(head, s.body, s.layout, indent, out)
+    elif isinstance(s, ForEach):
+        _print_laid_out(f"for ({s.item} : {s.container})", s.body, s.layout, indent, out)
+    elif isinstance(s, Guard):
+        _print_laid_out(f"if ({s.cond})", s.body, s.layout, indent, out)
+    elif isinstance(s, Decls):
+        out.append(f"{pad}{s.ctype} {', '.join(f'{n} = {v}' for n, v in s.items)};")
+    elif isinstance(s, Commented):
+        out.append(f"{pad}{_one_line(s.stmt)}  // {s.text}")
     else:  # pragma: no cover - exhaustive
         raise TypeError(type(s))
+
+
+def _one_line(s: Stmt) -> str:
+    """``s`` printed without indentation; it must print as one line."""
+    out: list[str] = []
+    print_stmt(s, 0, out)
+    assert len(out) == 1, f"{type(s).__name__} prints {len(out)} lines where one is expected"
+    return out[0]
+
+
+def _print_laid_out(head: str, body: tuple[Stmt, ...], layout: BodyLayout, indent: int, out: list[str]) -> None:
+    """``head`` and its ``body`` in ``layout`` (see :data:`BodyLayout`)."""
+    pad = "  " * indent
+    if layout == "inline":
+        inner = [_one_line(c) for c in body]
+        out.append(f"{pad}{head} {inner[0]}" if len(inner) == 1 else f"{pad}{head} {{ {' '.join(inner)} }}")
+    elif layout == "bare":
+        assert len(body) == 1, f"a bare `{head}` takes one statement, not {len(body)}"
+        out.append(f"{pad}{head}")
+        print_stmt(body[0], indent + 1, out)
+    else:
+        out.append(f"{pad}{head} {{")
+        for c in body:
+            print_stmt(c, indent + 1, out)
+        out.append(f"{pad}}}")
 
 
 def print_function(f: Function, *, prototype: bool = False) -> str:
@@ -296,7 +398,8 @@ def print_function(f: Function, *, prototype: bool = False) -> str:
 
 def print_unit(u: Unit) -> str:
     out = [f"// {line}" if line else "//" for line in u.header_comment.splitlines()]
-    out.append("")
+    if out:  # a unit without a header comment starts with its includes
+        out.append("")
     out.extend(f"#include {inc}" for inc in u.includes)
     if u.defines:
         out.append("")
@@ -332,6 +435,19 @@ def stmt_json(s: Stmt) -> dict[str, Any]:
                 "then": [stmt_json(c) for c in s.then], "else": [stmt_json(c) for c in s.orelse]}
     if isinstance(s, Scope):
         return {"type": "block", "body": [stmt_json(c) for c in s.body]}
+    if isinstance(s, ForRange):
+        return {"type": "for_range", "var": s.var, "lower": s.lower, "upper": s.upper,
+                "body": [stmt_json(c) for c in s.body]}
+    if isinstance(s, ForEach):
+        return {"type": "for_each", "item": s.item, "container": s.container, "body": [stmt_json(c) for c in s.body]}
+    if isinstance(s, Guard):
+        return {"type": "if", "cond": s.cond, "freq": None, "then": [stmt_json(c) for c in s.body], "else": []}
+    if isinstance(s, Decls):
+        return {"type": "decls", "ctype": s.ctype, "names": [n for n, _ in s.items]}
+    if isinstance(s, Commented):
+        return stmt_json(s.stmt)  # the comment is for people reading the C++
+    if isinstance(s, Return):
+        return {"type": "return", "value": s.value}
     if isinstance(s, StreamRead):
         return {"type": "fifo_read", "fifo": s.stream}
     if isinstance(s, StreamWrite):

@@ -1,160 +1,173 @@
 """The host testbench: seeded random inputs, the original loop nest as reference, compare.
 
 Arrays keep their original shapes on the host; the kernel sees zero-padded DRAM images
-(packed words for inputs, elements for the output). Integers must match exactly;
+(packed words for inputs, elements for the output), laid out as the array IR's
+:class:`~odyssey.codegen.array_ir.HostImage` says. Integers must match exactly;
 floating-point results must satisfy ``|hw - ref| <= 1e-3 + 1e-4 * |ref|`` (the array sums
-in a different order than the loop nest).
+in a different order than the loop nest). The testbench is built as AST nodes and printed.
 """
 
 from __future__ import annotations
 
-from odyssey.codegen.array_ir import ArrayIR
-from odyssey.codegen.context import Ctx
-from odyssey.codegen.geometry import OperandGeom
-from odyssey.polyhedral.scop import Scop, Statement
+from math import prod
+
+from odyssey.codegen.array_ir import ArrayIR, HostImage
+from odyssey.codegen.hls_ast import (
+    Call,
+    Commented,
+    Decl,
+    Decls,
+    ForEach,
+    ForRange,
+    Function,
+    Guard,
+    If,
+    Line,
+    Param,
+    Return,
+    Scope,
+    Stmt,
+    Unit,
+    print_unit,
+)
+from odyssey.polyhedral.affine import Affine
+from odyssey.polyhedral.scop import Array, Scop, Statement
 
 FLOAT_ATOL = 1e-3
 FLOAT_RTOL = 1e-4
+_INCLUDES = ('"kernel.h"', "<cmath>", "<cstdio>", "<random>", "<vector>")
 
 
-def _shape(scop: Scop, name: str) -> list[int]:
-    values = scop.param_values
-    return [d.evaluate(values) for d in scop.array(name).shape]
+def host_source(scop: Scop, ir: ArrayIR, *, seed: int) -> str:
+    """The text of ``host.cpp``: the reference function and ``main`` (see :func:`host_main`)."""
+    return print_unit(Unit("", _INCLUDES, (reference_function(scop), host_main(scop, ir, seed=seed))))
 
 
-def reference_function(scop: Scop) -> str:
-    """The scop's loop nest as a C++ function over the original arrays."""
-    params = []
-    for a in scop.arrays:
-        params.append(f"{a.elem} {a.name}" + "".join(f"[{d.evaluate(scop.param_values)}]" for d in a.shape))
-    lines = [f"static void reference({', '.join(params)}) {{"]
-    _emit_nest(list(scop.statements), 0, lines, 1)
-    lines.append("}")
-    return "\n".join(lines)
+def reference_function(scop: Scop) -> Function:
+    """``static void reference(...)``: the scop's loop nest over the original arrays (loops
+    with their lower bounds, statements under their guards)."""
+    params = tuple(Param(a.elem, a.name, array_dims=tuple(str(n) for n in _shape(scop, a)))
+                   for a in scop.arrays)
+    return Function("reference", params, _nest(scop.statements, 0), qualifiers="static")
 
 
-def _emit_nest(stmts: list[Statement], depth: int, out: list[str], indent: int) -> None:
+def _nest(stmts: tuple[Statement, ...], depth: int) -> tuple[Stmt, ...]:
+    """Statements at loop depth ``depth``: consecutive statements under the same loop share
+    one ``for``; a statement with no loop left is itself, guarded by its extra constraints."""
+    out: list[Stmt] = []
     k = 0
     while k < len(stmts):
         s = stmts[k]
-        pad = "  " * indent
         if len(s.loops) == depth:
             guard = " && ".join(_guard_c(a, kind) for a, kind in s.guards)
-            stmt = f"{s.text};"
-            out.append(f"{pad}if ({guard}) {stmt}" if guard else f"{pad}{stmt}")
+            out.append(Guard(guard, (Line(s.text),)) if guard else Line(s.text))
             k += 1
             continue
         loop = s.loops[depth]
-        group = [s]
-        k += 1
-        while k < len(stmts) and len(stmts[k].loops) > depth and stmts[k].loops[depth] == loop:
-            group.append(stmts[k])
-            k += 1
-        out.append(f"{pad}for (int {loop.name} = {loop.lower}; {loop.name} < {loop.upper}; {loop.name}++) {{")
-        _emit_nest(group, depth + 1, out, indent + 1)
-        out.append(f"{pad}}}")
+        end = k + 1
+        while end < len(stmts) and len(stmts[end].loops) > depth and stmts[end].loops[depth] == loop:
+            end += 1
+        out.append(ForRange(loop.name, str(loop.lower), str(loop.upper), _nest(stmts[k:end], depth + 1)))
+        k = end
+    return tuple(out)
 
 
-def _guard_c(a: object, kind: str) -> str:
+def _guard_c(a: Affine, kind: str) -> str:
     return f"({a}) {'>=' if kind == '>=0' else '=='} 0"
 
 
-def _flat(shape: list[int], idx: list[str]) -> str:
+def host_main(scop: Scop, ir: ArrayIR, *, seed: int) -> Function:
+    """``int main()``: fill the original arrays from ``std::mt19937(seed)``, build the DRAM
+    images, call ``kernel0`` and ``reference``, compare the output, print PASS or FAIL."""
+    out = next(im for im in ir.host_images if im.access != "read")
+    body: list[Stmt] = [Decl("std::mt19937", "rng", ctor_args=(f"{seed}u",))]
+    for a in scop.arrays:
+        body += _random_array(a, _shape(scop, a))
+    # an unread copy of the output's initial values, kept so host.cpp does not change
+    body.append(Decl(f"std::vector<{out.elem}>", f"{out.operand}_init", ctor_args=(f"{out.array}_buf",)))
+    body += [s for im in ir.host_images for s in _image(im)]
+    # one buffer per operand: the partial-sum port reads the one the output port writes
+    body += [Call("kernel0", tuple(f"{p.operand}_dram.data()" for p in ir.ports)),
+             Commented(Call("ODYSSEY_TIMED_REPORT", ()), "cycle counts of a timed simulation; nothing otherwise"),
+             Call("reference", tuple(a.name for a in scop.arrays)),
+             Decl("long", "errors", init="0"),
+             _compare(out)]
+    total = prod(out.shape)
+    body += [Guard("errors", (Call("std::printf", (f'"ODYSSEY CSIM FAIL %ld of {total} outputs differ\\n"', "errors")),
+                              Return("1"))),
+             Call("std::printf", (f'"ODYSSEY CSIM PASS {total} outputs match\\n"',)),
+             Return("0")]
+    return Function("main", (), tuple(body), returns="int")
+
+
+def _shape(scop: Scop, a: Array) -> tuple[int, ...]:
+    return tuple(d.evaluate(scop.param_values) for d in a.shape)
+
+
+def _random_array(a: Array, shape: tuple[int, ...]) -> list[Stmt]:
+    """``{a}_buf``, a vector of the array's elements, seen as ``a`` with the array's shape,
+    filled with uniform values: reals in [-1, 1), integers in [-8, 7] ([0, 15] unsigned)."""
+    dims = "".join(f"[{n}]" for n in shape[1:])
+    view = f"reinterpret_cast<{a.elem} (*){dims}>({a.name}_buf.data())" if len(shape) > 1 else f"{a.name}_buf.data()"
+    if a.is_float:
+        dist, bounds = f"std::uniform_real_distribution<{a.elem}>", ("-1", "1")
+    else:
+        dist, bounds = "std::uniform_int_distribution<int>", ("0", "15") if a.elem.startswith("unsigned") else ("-8", "7")
+    return [Decl(f"std::vector<{a.elem}>", f"{a.name}_buf", ctor_args=(str(prod(shape)),)),
+            Decl("auto", a.name, init=view),
+            Decl(dist, f"dist_{a.name}", ctor_args=bounds),
+            ForEach("auto &x", f"{a.name}_buf", (Line(f"x = ({a.elem})dist_{a.name}(rng)"),))]
+
+
+def _image(im: HostImage) -> list[Stmt]:
+    """``{operand}_dram``, the DRAM image of ``im`` (zero words), and the loops copying the
+    array into it: elements packed ``lanes`` to a word for an input, one per word otherwise."""
+    idx = _indices(im)
+    src = f"{im.array}_buf[{_flat(im.shape, idx)}]"
+    store: Stmt
+    if im.packed:
+        lanes, b = im.lanes, im.bits
+        store = Scope((Decl("long", "f", init=_flat(im.dram_shape, idx)),
+                       Line(f"{im.operand}_dram[f / {lanes}](f % {lanes} * {b} + {b - 1}, f % {lanes} * {b}) "
+                            f"= bits_of({src})")))
+    else:
+        store = Line(f"{im.operand}_dram[{_flat(im.dram_shape, idx)}] = {src}")
+    return [Decl(f"std::vector<{im.word_type}>", f"{im.operand}_dram", ctor_args=(str(im.words),)),
+            _loops(im.shape, store)]
+
+
+def _compare(out: HostImage) -> Stmt:
+    """Loops over the output comparing the kernel's image (``hw``) with the reference (``sw``);
+    the first five mismatches are printed, all are counted in ``errors``."""
+    idx = _indices(out)
+    values = Decls(out.elem, (("hw", f"{out.operand}_dram[{_flat(out.dram_shape, idx)}]"),
+                              ("sw", f"{out.array}_buf[{_flat(out.shape, idx)}]")))
+    if out.is_float:
+        bad = f"std::fabs((double)hw - (double)sw) > {FLOAT_ATOL} + {FLOAT_RTOL} * std::fabs((double)sw)"
+    else:
+        bad = "hw != sw"
+    fmt = f'"mismatch at {",".join("%d" for _ in idx)}: hw=%g ref=%g\\n"'
+    report = Guard("errors < 5", (Call("std::printf", (fmt, *idx, "(double)hw", "(double)sw")),))
+    return _loops(out.shape, Scope((values, If(bad, (report, Line("errors++"))))))
+
+
+def _indices(im: HostImage) -> tuple[str, ...]:
+    return tuple(f"d{d}" for d in range(len(im.shape)))
+
+
+def _flat(shape: tuple[int, ...], idx: tuple[str, ...]) -> str:
+    """C text of the row-major flat index of ``idx`` in an array of ``shape``."""
     text = idx[0]
     for d in range(1, len(shape)):
         text = f"({text}) * {shape[d]} + {idx[d]}"
     return text
 
 
-def _loops(shape: list[int], body: list[str], indent: int) -> list[str]:
-    out = []
-    for d, n in enumerate(shape):
-        out.append("  " * (indent + d) + f"for (int d{d} = 0; d{d} < {n}; d{d}++)")
-    out.extend("  " * (indent + len(shape)) + b for b in body)
-    return out
+def _loops(shape: tuple[int, ...], body: Stmt) -> Stmt:
+    """``body`` inside one loop ``d{k}`` over each dimension of ``shape``, outermost first."""
+    for d in reversed(range(len(shape))):
+        body = ForRange(f"d{d}", "0", str(shape[d]), (body,), layout="bare")
+    return body
 
 
-def host_source(ctx: Ctx, ir: ArrayIR, seed: int) -> str:
-    scop = ctx.scop
-    out_op = ctx.output
-    lines = ['#include "kernel.h"', "#include <cmath>", "#include <cstdio>", "#include <random>",
-             "#include <vector>", "", reference_function(scop), "", "int main() {",
-             f"  std::mt19937 rng({seed}u);"]
-    # original arrays
-    for a in scop.arrays:
-        shp = _shape(scop, a.name)
-        total = 1
-        for n in shp:
-            total *= n
-        dims = "".join(f"[{n}]" for n in shp[1:])
-        lines.append(f"  std::vector<{a.elem}> {a.name}_buf({total});")
-        cast = f"reinterpret_cast<{a.elem} (*){dims}>({a.name}_buf.data())" if len(shp) > 1 else f"{a.name}_buf.data()"
-        lines.append(f"  auto {a.name} = {cast};")
-        if a.is_float:
-            gen = f"std::uniform_real_distribution<{a.elem}> dist_{a.name}(-1, 1);"
-        elif a.elem.startswith("unsigned"):
-            gen = f"std::uniform_int_distribution<int> dist_{a.name}(0, 15);"
-        else:
-            gen = f"std::uniform_int_distribution<int> dist_{a.name}(-8, 7);"
-        lines.append(f"  {gen}")
-        lines.append(f"  for (auto &x : {a.name}_buf) x = ({a.elem})dist_{a.name}(rng);")
-    lines.append("  std::vector<" + out_op.ctype + f"> {out_op.name}_init({out_op.name}_buf);")
-    # DRAM images
-    for op in ctx.inputs:
-        lines.extend(_pack_input(scop, op))
-    lines.extend(_output_image(scop, out_op))
-    # one buffer per operand: the partial-sum port reads the one the output port writes
-    call = [f"{p.operand}_dram.data()" for p in ir.ports]
-    lines.append(f"  kernel0({', '.join(call)});")
-    lines.append("  ODYSSEY_TIMED_REPORT();  // cycle counts of a timed simulation; nothing otherwise")
-    lines.append(f"  reference({', '.join(a.name for a in scop.arrays)});")
-    shp = _shape(scop, out_op.array.name)
-    pshp = list(out_op.dram_shape)
-    idx = [f"d{d}" for d in range(len(shp))]
-    cmp = (f"{out_op.ctype} hw = {out_op.name}_dram[{_flat(pshp, idx)}], "
-           f"sw = {out_op.name}_buf[{_flat(shp, idx)}];")
-    if out_op.array.is_float:
-        bad = f"std::fabs((double)hw - (double)sw) > {FLOAT_ATOL} + {FLOAT_RTOL} * std::fabs((double)sw)"
-    else:
-        bad = "hw != sw"
-    lines.append("  long errors = 0;")
-    lines.extend(_loops(shp, ["{", f"  {cmp}", f"  if ({bad}) {{",
-                              "    if (errors < 5) std::printf(\"mismatch at " + ",".join("%d" for _ in idx)
-                              + ": hw=%g ref=%g\\n\", " + ", ".join(idx) + ", (double)hw, (double)sw);",
-                              "    errors++;", "  }", "}"], 1))
-    total_out = 1
-    for n in shp:
-        total_out *= n
-    lines.append(f'  if (errors) {{ std::printf("ODYSSEY CSIM FAIL %ld of {total_out} outputs differ\\n", errors); return 1; }}')
-    lines.append(f'  std::printf("ODYSSEY CSIM PASS {total_out} outputs match\\n");')
-    lines.append("  return 0;")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _pack_input(scop: Scop, op: OperandGeom) -> list[str]:
-    shp = _shape(scop, op.array.name)
-    pshp = list(op.dram_shape)
-    total = 1
-    for n in pshp:
-        total *= n
-    words = total // op.lanes
-    idx = [f"d{d}" for d in range(len(shp))]
-    src = f"{op.array.name}_buf[{_flat(shp, idx)}]"
-    flat = _flat(pshp, idx)
-    b = op.bits
-    body = ["{", f"  long f = {flat};",
-            f"  {op.name}_dram[f / {op.lanes}](f % {op.lanes} * {b} + {b - 1}, f % {op.lanes} * {b}) = bits_of({src});",
-            "}"]
-    return [f"  std::vector<{op.word_type}> {op.name}_dram({words});", *_loops(shp, body, 1)]
-
-
-def _output_image(scop: Scop, op: OperandGeom) -> list[str]:
-    shp = _shape(scop, op.array.name)
-    pshp = list(op.dram_shape)
-    total = 1
-    for n in pshp:
-        total *= n
-    idx = [f"d{d}" for d in range(len(shp))]
-    body = [f"{op.name}_dram[{_flat(pshp, idx)}] = {op.array.name}_buf[{_flat(shp, idx)}];"]
-    return [f"  std::vector<{op.ctype}> {op.name}_dram({total});", *_loops(shp, body, 1)]
+__all__ = ["FLOAT_ATOL", "FLOAT_RTOL", "host_main", "host_source", "reference_function"]
