@@ -60,6 +60,10 @@ class SimulationError(OdysseyError):
     exit_code = 1
 
 
+class DescriptorError(OdysseyError):
+    """A ``descriptor.json`` that does not match its schema (``docs/descriptor.md``)."""
+
+
 class ModelError(OdysseyError):
     """A performance model cannot be built or evaluated."""
 

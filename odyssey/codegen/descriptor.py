@@ -5,30 +5,54 @@ Sections (``docs/descriptor.md`` documents each field): ``schema_version``, ``ke
 ``sizes``, ``loops`` (symbolic extents, tiles and padding per band loop), ``modules`` (the
 AST of every module kind and its instances), ``memory`` (every on-chip buffer),
 ``compute`` (SIMD lanes, operators per lane and types, II), ``topology`` (array shape and
-module counts) and ``fifos``.
+module counts), ``fifos``, ``passes``, ``ports`` and ``processes``. Its type is
+:class:`~odyssey.codegen.descriptor_schema.Descriptor`: :func:`descriptor` builds one,
+:func:`load_descriptor` reads one back from a file and checks it against that type, and
+:func:`descriptor_json_schema` states the type as a JSON Schema for other tools.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from odyssey.codegen.array_ir import ArrayIR, Buffer
 from odyssey.codegen.context import Ctx
+from odyssey.codegen.descriptor_schema import (
+    LANE_OPS,
+    LEVEL2S,
+    OPERAND_ROLES,
+    SCHEMA_VERSION,
+    BufferJson,
+    Descriptor,
+    ExprJson,
+)
 from odyssey.codegen.hls_ast import stmt_json
 from odyssey.codegen.pe import op_table
-from odyssey.codegen.roles import role_of
+from odyssey.codegen.roles import module_kind, role_of
+from odyssey.codegen.typed_json import check_json, json_schema, show
+from odyssey.errors import DescriptorError
 from odyssey.expr import Expr, to_json
 
-#: 2: module operands and boundary flags, buffer roles and symbolic instances, ports, passes;
-#: 3: module roles (reader, chain, loader, feeder, pe, drain, writer)
-SCHEMA_VERSION = 3
+_L = TypeVar("_L", bound=str)
 
 
-def _j(e: Expr) -> Any:
+def _j(e: Expr) -> ExprJson:
     return to_json(e)
 
 
-def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str) -> dict[str, Any]:
+def _one_of(value: str, choices: tuple[_L, ...]) -> _L:
+    """``value`` as one of the descriptor's ``choices`` (an invariant of the generator)."""
+    for c in choices:
+        if c == value:
+            return c
+    raise AssertionError(f"{value!r} is not one of {', '.join(choices)}")
+
+
+def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str) -> Descriptor:
+    """The descriptor of the array ``ir`` built from ``ctx``; ``command`` is the command line
+    that asked for it."""
     t = ctx.tiling
     d = t.design
     scop = ctx.scop
@@ -49,23 +73,26 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str) -> dict[str, Any]:
                    "output_accumulation": d.output_accumulation, "model_only": None},
         "sizes": dict(scop.params),
         "tiling": dict(t.values),
-        "params": [p.as_json() for p in d.params],
+        "params": [{"name": p.name, "loop": p.loop, "level": p.level, "lower": p.lower, "upper": p.upper,
+                    "divides": p.divides} for p in d.params],
         "loops": [{"name": g.name, "lower": g.lower, "extent": g.extent, "extent_sym": _j(g.extent_sym),
                    "tiles": g.tiles, "tiles_sym": _j(g.tiles_sym), "outer_sym": _j(g.outer_sym),
                    "t1_sym": _j(g.t1_sym), "t2_sym": _j(g.t2_sym), "padded": g.padded, "space": g.space,
-                   "reduction": g.reduction, "level2": g.level2} for g in t.loops],
-        "operands": [{"name": op.name, "array": op.array.name, "role": op.role, "elem": op.ctype,
-                      "bits": op.bits, "injection_loops": list(op.inj), "chain_loop": op.chain,
+                   "reduction": g.reduction,
+                   "level2": _one_of(g.level2, LEVEL2S) if g.level2 is not None else None} for g in t.loops],
+        "operands": [{"name": op.name, "array": op.array.name, "role": _one_of(op.role, OPERAND_ROLES),
+                      "elem": op.ctype, "bits": op.bits, "injection_loops": list(op.inj), "chain_loop": op.chain,
                       "reload_loops": list(d.order[: op.trunc]), "lanes": op.lanes, "simd": op.simd,
                       "lanes_sym": _j(op.lanes_sym), "lanes_macro": op.lanes_macro,
                       "dram_shape": list(op.dram_shape), "box": list(op.box),
                       "box_sym": [_j(e) for e in op.box_sym]} for op in ctx.operands],
-        "modules": [{"name": f.name, "kind": f.kind, "role": role_of(f.kind), "operand": f.operand, "boundary": f.boundary,
-                     "template": list(f.template),
+        "modules": [{"name": f.name, "kind": module_kind(f.kind), "role": role_of(f.kind), "operand": f.operand,
+                     "boundary": f.boundary, "template": list(f.template),
                      "instances": [list(p.template_args) for p in ir.processes if p.func == f.name],
                      "ast": [stmt_json(s) for s in f.body]} for f in ir.modules],
         "memory": memory,
-        "compute": {"simd_lanes": simd, "ops_per_lane": op_table(ctx), "dtype": ctx.output.ctype,
+        "compute": {"simd_lanes": simd, "ops_per_lane": [_one_of(o, LANE_OPS) for o in op_table(ctx)],
+                    "dtype": ctx.output.ctype,
                     "operand_types": {op.name: op.ctype for op in ctx.inputs},
                     "pe_ii": ctx.pe_ii(), "pe_ii_sym": _j(ctx.pe_ii_sym()),
                     "reduction_latency": ctx.fadd_latency,
@@ -85,8 +112,8 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str) -> dict[str, Any]:
     }
 
 
-def _buffer_json(b: Buffer) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _buffer_json(b: Buffer) -> BufferJson:
+    out: BufferJson = {
         "name": b.name, "role": b.role, "operand": b.operand, "module": b.module, "array": b.array,
         "elem": b.elem, "bits": b.bits, "dims": list(b.dims), "dims_sym": [_j(e) for e in b.dims_sym],
         "double_buffered": b.double_buffered, "instances": b.instances, "instances_sym": _j(b.instances_sym),
@@ -96,3 +123,40 @@ def _buffer_json(b: Buffer) -> dict[str, Any]:
     if b.ctype is not None:
         out["ctype"] = b.ctype
     return out
+
+
+# --- reading it back --------------------------------------------------------------------------
+
+
+def validate_descriptor(data: Any, *, source: str) -> Descriptor:
+    """``data`` (parsed JSON) as a :class:`Descriptor`; :class:`~odyssey.errors.DescriptorError`
+    naming ``source``, the key path, what is expected and what was found at its first problem
+    (``hls_out/x/descriptor.json: modules[3].kind: expected one of io_l3_in, ...; got 'foo'``)."""
+    if isinstance(data, dict) and "schema_version" in data and data["schema_version"] != SCHEMA_VERSION:
+        raise DescriptorError(f"{source}: schema_version: {show(data['schema_version'])} is not {SCHEMA_VERSION}, "
+                              "the version this odyssey reads; regenerate the design with `odyssey generate`")
+    check_json(data, Descriptor, source=source, error=DescriptorError)
+    return cast(Descriptor, data)
+
+
+def load_descriptor(path: Path | str) -> Descriptor:
+    """Read and validate a ``descriptor.json`` (see :func:`validate_descriptor`)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise DescriptorError(f"{path}: cannot read the descriptor ({exc.strerror}); generate the design with "
+                              "`odyssey generate`") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DescriptorError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
+    return validate_descriptor(data, source=str(path))
+
+
+def descriptor_json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``descriptor.json``, generated from :class:`Descriptor`
+    and the classes it holds (``docs/descriptor.md`` says how to print it)."""
+    return json_schema(Descriptor, title=f"odyssey descriptor.json, schema version {SCHEMA_VERSION}")
+
+
+__all__ = ["SCHEMA_VERSION", "descriptor", "descriptor_json_schema", "load_descriptor", "validate_descriptor"]

@@ -6,11 +6,11 @@ import json
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from odyssey.codegen.array_ir import ArrayIR, array_ir
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.descriptor import descriptor
+from odyssey.codegen.descriptor_schema import Descriptor
 from odyssey.codegen.geometry import build_operands
 from odyssey.codegen.host import host_source
 from odyssey.codegen.printer import kernel_files
@@ -59,7 +59,7 @@ clean:
 @dataclass(frozen=True, slots=True)
 class GeneratedDesign:
     files: tuple[tuple[str, str], ...]  # (relative path, text)
-    descriptor: dict[str, Any]
+    descriptor: Descriptor
     tiling: Tiling
     model_only: str | None  # reason, when the design cannot be simulated
 
@@ -109,7 +109,7 @@ def generate(
 
 def generate_descriptor(
     space: KernelSpace, design: Design, values: Mapping[str, int], *, platform: str = "u250",
-) -> dict[str, Any]:
+) -> Descriptor:
     """The descriptor :func:`generate` would write, without printing the HLS sources (what
     the models need: about half the time of :func:`generate`)."""
     built = _build(space, design, values, platform)

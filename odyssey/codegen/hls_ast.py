@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from odyssey.expr import Expr, to_c, to_json
 from odyssey.platforms import assumption
+
+if TYPE_CHECKING:
+    from odyssey.codegen.descriptor_schema import StmtJson
 
 
 def _io_depth() -> int:
@@ -422,7 +425,7 @@ def _run(run: Expr | None) -> str:
 # --- descriptor form ----------------------------------------------------------------------
 
 
-def stmt_json(s: Stmt) -> dict[str, Any]:
+def stmt_json(s: Stmt) -> StmtJson:
     """The descriptor form of a statement: what the models need, C text where useful."""
     if isinstance(s, For):
         return {"type": "for", "var": s.var, "trip": to_json(s.trip), "pipeline_ii": s.pipeline_ii,

@@ -15,12 +15,15 @@ A module's *kind* says which generator built it (``io_l3_in``, ``io_buf_intra``,
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
+ModuleKind = Literal["io_l3_in", "io_l3_cin", "io_l2_in", "io_buf_inter", "io_buf_intra", "pe", "pe_drain",
+                     "io_drain", "io_l3_out"]
+MODULE_KINDS: tuple[ModuleKind, ...] = get_args(ModuleKind)
 ModuleRole = Literal["reader", "chain", "loader", "feeder", "pe", "drain", "writer"]
 
 #: the role of every module kind the generator builds
-ROLE_OF_KIND: dict[str, ModuleRole] = {
+ROLE_OF_KIND: dict[ModuleKind, ModuleRole] = {
     "io_l3_in": "reader",
     "io_l3_cin": "reader",
     "io_l2_in": "chain",
@@ -33,9 +36,17 @@ ROLE_OF_KIND: dict[str, ModuleRole] = {
 }
 
 
+def module_kind(kind: str) -> ModuleKind:
+    """``kind`` as a :data:`ModuleKind` (``KeyError`` for a kind the generator does not build)."""
+    for k in MODULE_KINDS:
+        if k == kind:
+            return k
+    raise KeyError(kind)
+
+
 def role_of(kind: str) -> ModuleRole:
     """The role of a module kind (``KeyError`` for a kind the generator does not build)."""
-    return ROLE_OF_KIND[kind]
+    return ROLE_OF_KIND[module_kind(kind)]
 
 
-__all__ = ["ROLE_OF_KIND", "ModuleRole", "role_of"]
+__all__ = ["MODULE_KINDS", "ROLE_OF_KIND", "ModuleKind", "ModuleRole", "module_kind", "role_of"]

@@ -35,9 +35,10 @@ The ``max`` variant (the TENET-style simplification the paper criticises) is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from odyssey.codegen.descriptor import SCHEMA_VERSION
+from odyssey.codegen.array_ir import BufferRole
+from odyssey.codegen.descriptor_schema import SCHEMA_VERSION, Descriptor, ExprJson
+from odyssey.codegen.roles import ModuleKind
 from odyssey.errors import ModelError
 from odyssey.expr import Expr, const, eceil, emax, from_json, mul, substitute
 from odyssey.model.design_model import DesignModel, ParamSpec
@@ -48,11 +49,11 @@ from odyssey.platforms import Platform, assumption
 VARIANTS = ("accurate", "max")
 
 
-def _e(obj: Any, subst: Mapping[str, Expr]) -> Expr:
+def _e(obj: ExprJson, subst: Mapping[str, Expr]) -> Expr:
     return substitute(from_json(obj), subst)
 
 
-def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: str = "accurate",
+def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "accurate",
                       region_restart: int | None = None) -> dict[str, Expr]:
     """Every model expression of a descriptor, in the tuning parameters (sizes substituted)."""
     if variant not in VARIANTS:
@@ -71,7 +72,7 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     out_op = next(o for o in desc["operands"] if o["role"] == "output")
     inputs = [o for o in desc["operands"] if o["role"] == "input"]
 
-    passes = list(desc.get("passes", {}).get("loops", []))
+    passes = list(desc["passes"]["loops"])
 
     def visits(names: list[str]) -> Expr:
         return mul(*[loops[n]["tiles"] for n in names]) if names else const(1)
@@ -165,7 +166,7 @@ def model_expressions(desc: Mapping[str, Any], *, burst_overhead: int, variant: 
     return exprs
 
 
-def _padding(desc: Mapping[str, Any], loops: Mapping[str, dict[str, Expr]]) -> Expr:
+def _padding(desc: Descriptor, loops: Mapping[str, dict[str, Expr]]) -> Expr:
     """Padded iteration volume over the original volume (1 = no padding)."""
     padded: Expr = const(1)
     real = 1
@@ -175,7 +176,7 @@ def _padding(desc: Mapping[str, Any], loops: Mapping[str, dict[str, Expr]]) -> E
     return padded / real
 
 
-def model_from_descriptor(desc: Mapping[str, Any], platform: Platform, *, variant: str = "accurate",
+def model_from_descriptor(desc: Descriptor, platform: Platform, *, variant: str = "accurate",
                           ops: float | None = None) -> DesignModel:
     burst = int(platform.memories[0].burst_overhead_cycles)
     exprs = model_expressions(desc, burst_overhead=burst, variant=variant)
@@ -194,11 +195,11 @@ def model_from_descriptor(desc: Mapping[str, Any], platform: Platform, *, varian
 
 
 #: the module kind that fills each kind of buffer
-_OWNER_KIND = {"input_block": "io_buf_inter", "partial_sums": "io_buf_inter", "accumulator": "pe",
-               "running_sums": "pe"}
+_OWNER_KIND: dict[BufferRole, ModuleKind] = {"input_block": "io_buf_inter", "partial_sums": "io_buf_inter",
+                                             "accumulator": "pe", "running_sums": "pe"}
 
 
-def buffer_owners(desc: Mapping[str, Any]) -> dict[str, list[str]]:
+def buffer_owners(desc: Descriptor) -> dict[str, list[str]]:
     """Buffers by the module that fills them: the first module (in the descriptor's order) of
     the owning kind and operand, so a buffer's BRAM is reported once, not on every variant."""
     out: dict[str, list[str]] = {}

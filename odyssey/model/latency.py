@@ -17,18 +17,18 @@ moves the most data, so it is the slowest module of its kind.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from odyssey.codegen.descriptor_schema import ExprJson, ModuleJson, StmtJson, nested_blocks
 from odyssey.expr import Expr, const, from_json, lt, substitute, where
 from odyssey.platforms import assumption
 
 
-def _expr(obj: Any, subst: Mapping[str, Expr]) -> Expr:
-    e = from_json(obj) if not isinstance(obj, Expr) else obj
+def _expr(obj: ExprJson, subst: Mapping[str, Expr]) -> Expr:
+    e = from_json(obj)
     return substitute(e, subst) if subst else e
 
 
-def _pipelined_chain(node: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+def _pipelined_chain(node: StmtJson) -> list[StmtJson] | None:
     chain = [node]
     cur = node
     while cur.get("pipeline_ii") is None:
@@ -40,20 +40,19 @@ def _pipelined_chain(node: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
     return chain
 
 
-def _dram_nodes(stmts: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    out: list[Mapping[str, Any]] = []
+def _dram_nodes(stmts: Sequence[StmtJson]) -> list[StmtJson]:
+    out: list[StmtJson] = []
     for s in stmts:
         t = s.get("type")
         if t in ("dram_read", "dram_write"):
             out.append(s)
-        for key in ("body", "then", "else"):
-            if key in s and isinstance(s[key], list):
-                out.extend(_dram_nodes(s[key]))
+        for block in nested_blocks(s):
+            out.extend(_dram_nodes(block))
     return out
 
 
 def block_latency(
-    stmts: Sequence[Mapping[str, Any]], subst: Mapping[str, Expr], *, burst_overhead: int,
+    stmts: Sequence[StmtJson], subst: Mapping[str, Expr], *, burst_overhead: int,
     taken: bool | None = None,
 ) -> Expr:
     """Latency in cycles of a statement list (see the module docstring). ``taken`` forces
@@ -64,7 +63,7 @@ def block_latency(
     return total
 
 
-def _stmt_latency(s: Mapping[str, Any], subst: Mapping[str, Expr], burst_overhead: int,
+def _stmt_latency(s: StmtJson, subst: Mapping[str, Expr], burst_overhead: int,
                   taken: bool | None = None) -> Expr:
     t = s.get("type")
     if t == "for":
@@ -74,7 +73,9 @@ def _stmt_latency(s: Mapping[str, Any], subst: Mapping[str, Expr], burst_overhea
             n: Expr = const(1)
             for loop in chain:
                 n = n * _expr(loop["trip"], subst)
-            ii = _expr(inner["ii_sym"], subst) if inner.get("ii_sym") is not None else const(inner["pipeline_ii"])
+            ii_sym, ii_num = inner.get("ii_sym"), inner.get("pipeline_ii")
+            assert ii_num is not None  # the chain ends at its pipelined loop
+            ii = _expr(ii_sym, subst) if ii_sym is not None else const(ii_num)
             depth = _depth(inner, subst)
             bursts: Expr = const(0)
             for d in _dram_nodes(inner["body"]):
@@ -87,10 +88,11 @@ def _stmt_latency(s: Mapping[str, Any], subst: Mapping[str, Expr], burst_overhea
                                                        taken=taken)
     if t == "if":
         freq: Expr
-        if s.get("freq") is None:
+        recorded = s.get("freq")
+        if recorded is None:
             freq = const(1)
         elif taken is None:
-            freq = _expr(s["freq"], subst)
+            freq = _expr(recorded, subst)
         else:
             freq = const(1 if taken else 0)
         then = block_latency(s["then"], subst, burst_overhead=burst_overhead, taken=taken)
@@ -101,7 +103,7 @@ def _stmt_latency(s: Mapping[str, Any], subst: Mapping[str, Expr], burst_overhea
     return const(0)
 
 
-def module_latency(module: Mapping[str, Any], subst: Mapping[str, Expr], *, burst_overhead: int,
+def module_latency(module: ModuleJson, subst: Mapping[str, Expr], *, burst_overhead: int,
                    taken: bool | None = None) -> Expr:
     """Latency of one module (its head instance) in cycles; ``taken`` as in :func:`block_latency`."""
     local = dict(subst)
@@ -110,21 +112,21 @@ def module_latency(module: Mapping[str, Any], subst: Mapping[str, Expr], *, burs
     return block_latency(module["ast"], local, burst_overhead=burst_overhead, taken=taken)
 
 
-def read_back_fraction(module: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr | None:
+def read_back_fraction(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr | None:
     """The frequency of the first ``if`` that carries one in ``module`` (the fraction of the
     passes that read partial sums back, for the partial-sum reader), or None."""
     stack = list(module["ast"])
     while stack:
         s = stack.pop(0)
-        if s.get("type") == "if" and s.get("freq") is not None:
-            return _expr(s["freq"], subst)
-        for key in ("body", "then", "else"):
-            if isinstance(s.get(key), list):
-                stack = list(s[key]) + stack
+        freq = s.get("freq")
+        if s.get("type") == "if" and freq is not None:
+            return _expr(freq, subst)
+        for block in nested_blocks(s):
+            stack = list(block) + stack
     return None
 
 
-def pipeline_depth(module: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
+def pipeline_depth(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr:
     """Depth (cycles) of a module's first pipelined loop, symbolic when recorded so
     (the PE's depth depends on its SIMD factor); the I/O default when there is none."""
     stack = list(module["ast"])
@@ -132,13 +134,13 @@ def pipeline_depth(module: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr
         s = stack.pop(0)
         if s.get("type") == "for" and s.get("pipeline_ii") is not None:
             return _depth(s, subst)
-        for key in ("body", "then", "else"):
-            if isinstance(s.get(key), list):
-                stack = list(s[key]) + stack
+        for block in nested_blocks(s):
+            stack = list(block) + stack
     return const(assumption("io_pipeline_depth").value)
 
 
-def _depth(loop: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
-    if loop.get("depth_sym") is not None:
-        return _expr(loop["depth_sym"], subst)
+def _depth(loop: StmtJson, subst: Mapping[str, Expr]) -> Expr:
+    depth_sym = loop.get("depth_sym")
+    if depth_sym is not None:
+        return _expr(depth_sym, subst)
     return const(int(loop.get("pipeline_depth") or assumption("io_pipeline_depth").value))

@@ -21,9 +21,9 @@ per visit of its tile and read back on the visits that carry partial sums.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
 
+from odyssey.codegen.descriptor_schema import Descriptor, ExprJson, StmtJson
 from odyssey.expr import Expr, ceil_div, const, from_json, le, mul, substitute, where
 from odyssey.platforms import op_cost
 
@@ -31,21 +31,21 @@ from odyssey.platforms import op_cost
 SMALL_BANK_BITS = 1024
 
 
-def _e(obj: Any, subst: Mapping[str, Expr]) -> Expr:
+def _e(obj: ExprJson, subst: Mapping[str, Expr]) -> Expr:
     return substitute(from_json(obj), subst)
 
 
-def loop_table(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> dict[str, dict[str, Expr]]:
+def loop_table(desc: Descriptor, subst: Mapping[str, Expr]) -> dict[str, dict[str, Expr]]:
     return {lp["name"]: {"tiles": _e(lp["tiles_sym"], subst), "outer": _e(lp["outer_sym"], subst),
                          "t1": _e(lp["t1_sym"], subst), "t2": _e(lp["t2_sym"], subst)}
             for lp in desc["loops"]}
 
 
-def num_pes(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
+def num_pes(desc: Descriptor, subst: Mapping[str, Expr]) -> Expr:
     return mul(*[_e(x, subst) for x in desc["topology"]["array_dims_sym"]]) if desc["topology"]["array_dims_sym"] else const(1)
 
 
-def simd_lanes(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
+def simd_lanes(desc: Descriptor, subst: Mapping[str, Expr]) -> Expr:
     simd = desc["design"]["simd_loop"]
     if simd is None:
         return const(1)
@@ -53,7 +53,7 @@ def simd_lanes(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
     return _e(lp["t2_sym"], subst)
 
 
-def dsp(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
+def dsp(desc: Descriptor, subst: Mapping[str, Expr]) -> Expr:
     """DSP blocks: ``#PE * SIMD * per-lane cost`` (eq. 5-6)."""
     out_type = desc["compute"]["dtype"]
     ins = [o for o in desc["operands"] if o["role"] == "input"]
@@ -69,7 +69,7 @@ def dsp(desc: Mapping[str, Any], subst: Mapping[str, Expr]) -> Expr:
     return num_pes(desc, subst) * simd_lanes(desc, subst) * per_lane
 
 
-def bram18k(desc: Mapping[str, Any], subst: Mapping[str, Expr], *, smooth: bool = False) -> tuple[Expr, dict[str, Expr]]:
+def bram18k(desc: Descriptor, subst: Mapping[str, Expr], *, smooth: bool = False) -> tuple[Expr, dict[str, Expr]]:
     """Total BRAM18K and the share of each buffer of the descriptor's ``memory``: its symbolic
     ``instances_sym``, banks from its ``partition`` (none: one bank). ``smooth`` drops the
     LUTRAM threshold (an upper bound without ``Where``, for the mathematical-programming seed)."""
@@ -101,7 +101,7 @@ def _bank_cost(depth: Expr, bits: int, banks: Expr, inst: Expr, double: bool, sm
     return inst * banks * per_bank * (2 if double else 1)
 
 
-def offchip_bytes(desc: Mapping[str, Any], subst: Mapping[str, Expr], *,
+def offchip_bytes(desc: Descriptor, subst: Mapping[str, Expr], *,
                   burst_overhead: int = 0) -> tuple[Expr, dict[str, Expr]]:
     """Off-chip bytes moved per array: every DRAM access of every module's AST, counted over
     the loops around it (weighted by the frequency of the branches it sits in) and the passes,
@@ -129,7 +129,7 @@ def offchip_bytes(desc: Mapping[str, Any], subst: Mapping[str, Expr], *,
     return total, per
 
 
-def _dram_counts(stmts: Any, subst: Mapping[str, Expr], times: Expr) -> list[tuple[str, Expr]]:
+def _dram_counts(stmts: Sequence[StmtJson], subst: Mapping[str, Expr], times: Expr) -> list[tuple[str, Expr]]:
     """``(port, executions)`` of every DRAM access in ``stmts`` run ``times`` times."""
     out: list[tuple[str, Expr]] = []
     for s in stmts:
@@ -139,7 +139,8 @@ def _dram_counts(stmts: Any, subst: Mapping[str, Expr], times: Expr) -> list[tup
         elif t == "for":
             out.extend(_dram_counts(s["body"], subst, times * _e(s["trip"], subst)))
         elif t == "if":
-            freq = _e(s["freq"], subst) if s.get("freq") is not None else const(1)
+            recorded = s.get("freq")
+            freq = _e(recorded, subst) if recorded is not None else const(1)
             out.extend(_dram_counts(s["then"], subst, times * freq))
             out.extend(_dram_counts(s.get("else", []), subst, times * (const(1) - freq)))
         elif t == "block":
