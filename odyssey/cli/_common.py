@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from odyssey.codegen.geometry import LAYOUTS, Layout
 from odyssey.errors import OdysseyError
 
 
@@ -15,6 +16,20 @@ def defines(items: Sequence[str]) -> dict[str, str]:
         if not sep or not name.isidentifier():
             raise OdysseyError(f"-D {item}: expected NAME=VALUE, e.g. -D I=1024")
         out[name] = value
+    return out
+
+
+def layouts(items: Sequence[str]) -> dict[str, Layout]:
+    """``--layout ARRAY=row_major`` (repeatable, or comma-separated) as a mapping; the
+    generator checks the array names and the layouts against the kernel."""
+    out: dict[str, Layout] = {}
+    for item in (x for group in items for x in group.split(",") if x):
+        name, sep, value = item.partition("=")
+        lay = next((x for x in LAYOUTS if x == value), None)
+        if not sep or not name.isidentifier() or lay is None:
+            raise OdysseyError(f"--layout {item}: expected ARRAY=LAYOUT with LAYOUT one of "
+                               f"{', '.join(LAYOUTS)}, e.g. --layout A=row_major")
+        out[name] = lay
     return out
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from odyssey.cli._common import defines, table
+from odyssey.cli._common import defines, layouts, table
 from odyssey.errors import OdysseyError
 
 
@@ -44,7 +44,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     ks = analyse(scop, max_dim=3)
     design = ks.design(args.design)
     values = parse_tiling_text(args.tiling)
-    gen = generate(ks, design, values, seed=args.seed, command=["odyssey", *sys.argv[1:]])
+    gen = generate(ks, design, values, seed=args.seed, command=["odyssey", *sys.argv[1:]],
+                   layouts=layouts(args.layout))
     out = write_design(gen, Path(args.out))
     t = gen.tiling
     dims = " x ".join(str(g.outer) for g in t.space)
@@ -176,7 +177,8 @@ def _cmd_model(args: argparse.Namespace) -> int:
     ks = analyse(load_scop(args.kernel, defines(args.define)))
     design = ks.design(args.design)
     tiling = make_tiling(design, parse_tiling_text(args.tiling)).as_dict
-    model = build_model(ks, design, platform=load_platform(args.platform), variant=args.variant)
+    model = build_model(ks, design, platform=load_platform(args.platform), variant=args.variant,
+                        layouts=layouts(args.layout))
     rec = model_record(model, tiling)
     if args.json:
         print(json.dumps(rec, indent=1))
@@ -204,6 +206,11 @@ def _cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
+LAYOUT_HELP = ("DRAM layout of an array: row_major (default: the array as it is, zero-padded; one "
+               "burst per box row) or serialized (the host writes each tile in the order the "
+               "kernel reads it: one burst per tile); repeatable, e.g. --layout A=serialized")
+
+
 def register(sub: Any) -> None:
     """Add this module's subcommands to the `odyssey` parser."""
     d = sub.add_parser("designs", help="list the space-time mappings and pruned loop orderings of a kernel")
@@ -223,6 +230,7 @@ def register(sub: Any) -> None:
                    help="tiling factors by name (see `odyssey designs --json`)")
     g.add_argument("--out", required=True, help="output directory (replaced if it holds an odyssey design)")
     g.add_argument("--seed", type=int, default=1, help="seed of the testbench's random inputs")
+    g.add_argument("--layout", action="append", default=[], metavar="ARRAY=LAYOUT", help=LAYOUT_HELP)
     g.set_defaults(func=_cmd_generate)
 
     c = sub.add_parser("csim", help="build and run a generated design's C simulation with g++ "
@@ -261,5 +269,6 @@ def register(sub: Any) -> None:
     m.add_argument("--platform", default="u250", help="bundled platform name or a platform JSON file")
     m.add_argument("--variant", default="accurate", choices=("accurate", "max"),
                    help="accurate (default) or the max(compute, communication) simplification")
+    m.add_argument("--layout", action="append", default=[], metavar="ARRAY=LAYOUT", help=LAYOUT_HELP)
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=_cmd_model)

@@ -21,15 +21,15 @@ cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod
 from typing import Literal
 
 from odyssey.codegen import io_modules as io
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
 from odyssey.codegen.hls_ast import Function, Typedef
+from odyssey.codegen.layout import DramLayout, dram_layout
 from odyssey.codegen.top import build_array, has_cin
-from odyssey.expr import Expr, const
+from odyssey.expr import Expr, const, evaluate
 
 BufferRole = Literal["input_block", "accumulator", "running_sums", "partial_sums"]
 Direction = Literal["in", "out"]
@@ -99,12 +99,13 @@ class DramPort:
 class HostImage:
     """The DRAM image of one operand, as the host builds it from the original array.
 
-    The array (``shape``) sits zero-padded in ``dram_shape`` (row-major): element ``(i_0, ...)``
-    is at flat index ``f = (..(i_0 * D_1 + i_1) * D_2 ..) + i_n`` of the padded shape ``D``.
-    Word ``f // lanes`` of type ``word_type`` holds it in bits ``[f % lanes * bits, f % lanes *
-    bits + bits)``: inputs pack ``lanes`` elements per ``ap_uint`` word, the output holds one
-    element per word (``word_type`` is ``elem``). ``access`` is what the kernel does with it:
-    the output is ``read_write`` when partial sums are read back through its own port."""
+    ``layout`` (:class:`~odyssey.codegen.layout.DramLayout`) says where each element sits:
+    serialized (tile by tile, in the order the kernel moves the words) or row-major in the
+    array zero-padded to ``dram_shape``. A word of type ``word_type`` holds ``lanes``
+    elements, lane ``l`` in bits ``[l * bits, (l + 1) * bits)``: inputs pack ``lanes``
+    elements per ``ap_uint`` word, the output holds one element per word (``word_type`` is
+    ``elem``). ``access`` is what the kernel does with it: the output is ``read_write`` when
+    partial sums are read back through its own port."""
 
     operand: str
     array: str
@@ -115,11 +116,8 @@ class HostImage:
     lanes: int
     word_type: str
     access: HostAccess
-
-    @property
-    def words(self) -> int:
-        """Words of the image: ``prod(dram_shape) / lanes``."""
-        return prod(self.dram_shape) // self.lanes
+    layout: DramLayout
+    words: int  # words of the image
 
     @property
     def packed(self) -> bool:
@@ -190,11 +188,16 @@ def _buffers(ctx: Ctx) -> tuple[Buffer, ...]:
     return tuple(out)
 
 
+def _words(ctx: Ctx, op: OperandGeom) -> int:
+    """Words of ``op``'s DRAM image at the tiling."""
+    return int(evaluate(dram_layout(ctx, op).words, ctx.env))
+
+
 def _ports(ctx: Ctx) -> tuple[DramPort, ...]:
     out = [DramPort(op.name, op.name, "read", op.word_type, op.bits, op.lanes, op.lanes_sym,
-                    prod(op.dram_shape) // op.lanes) for op in ctx.inputs]
+                    _words(ctx, op)) for op in ctx.inputs]
     o = ctx.output
-    words = prod(o.dram_shape)
+    words = _words(ctx, o)
     if has_cin(ctx):  # read back through its own port, bound to the output's buffer by the host
         out.append(DramPort(io.cin_port(o), o.name, "read", o.ctype, o.bits, 1, const(1), words))
     out.append(DramPort(o.name, o.name, "write", o.ctype, o.bits, 1, const(1), words))
@@ -208,7 +211,8 @@ def _host_images(ctx: Ctx) -> tuple[HostImage, ...]:
 
     def image(op: OperandGeom, lanes: int, word_type: str, access: HostAccess) -> HostImage:
         shape = tuple(d.evaluate(values) for d in op.array.shape)
-        return HostImage(op.name, op.array.name, shape, op.dram_shape, op.ctype, op.bits, lanes, word_type, access)
+        return HostImage(op.name, op.array.name, shape, op.dram_shape, op.ctype, op.bits, lanes, word_type, access,
+                         dram_layout(ctx, op), _words(ctx, op))
 
     o = ctx.output
     return (*(image(op, op.lanes, op.word_type, "read") for op in ctx.inputs),

@@ -164,8 +164,10 @@ class Ctx:
 
     @property
     def env(self) -> dict[str, int]:
-        """Values of the size and tiling parameters: where symbolic twins are evaluated."""
-        return {**self.scop.param_values, **self.tiling.as_dict}
+        """Values of the size and tiling parameters and of the operands' word lanes
+        (``LANES_<operand>``): where symbolic twins are evaluated."""
+        return {**self.scop.param_values, **self.tiling.as_dict,
+                **{op.lanes_macro: op.lanes for op in self.operands}}
 
     def pe_ii(self) -> int:
         """Initiation interval of the PE pipeline at the tiling: :meth:`pe_ii_sym` evaluated

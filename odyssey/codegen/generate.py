@@ -11,7 +11,7 @@ from odyssey.codegen.array_ir import ArrayIR, array_ir
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.descriptor import descriptor
 from odyssey.codegen.descriptor_schema import Descriptor
-from odyssey.codegen.geometry import build_operands
+from odyssey.codegen.geometry import LAYOUTS, Layout, build_operands
 from odyssey.codegen.host import host_source
 from odyssey.codegen.printer import kernel_files
 from odyssey.codegen.tiling import Tiling, make_tiling
@@ -66,10 +66,12 @@ class GeneratedDesign:
 
 def generate(
     space: KernelSpace, design: Design, values: Mapping[str, int], *, seed: int = 1,
-    command: Sequence[str] = (), platform: str = "u250",
+    command: Sequence[str] = (), platform: str = "u250", layouts: Mapping[str, Layout] | None = None,
 ) -> GeneratedDesign:
-    """Build the HLS design of ``design`` with tiling ``values``."""
-    built = _build(space, design, values, platform)
+    """Build the HLS design of ``design`` with tiling ``values``; ``layouts`` maps array names to
+    their DRAM layout (``row_major``, the default for now, or ``serialized``; see
+    :mod:`odyssey.codegen.layout`)."""
+    built = _build(space, design, values, platform, layouts)
     ctx, ir, tiling, main = built.ctx, built.ir, built.tiling, built.main
     scop = space.scop
     cmd = shlex.join(command) if command else "(API call)"
@@ -109,10 +111,11 @@ def generate(
 
 def generate_descriptor(
     space: KernelSpace, design: Design, values: Mapping[str, int], *, platform: str = "u250",
+    layouts: Mapping[str, Layout] | None = None,
 ) -> Descriptor:
     """The descriptor :func:`generate` would write, without printing the HLS sources (what
     the models need: about half the time of :func:`generate`)."""
-    built = _build(space, design, values, platform)
+    built = _build(space, design, values, platform, layouts)
     return descriptor(built.ctx, built.ir, command="(API call)")
 
 
@@ -124,7 +127,8 @@ class _Built:
     main: Statement
 
 
-def _build(space: KernelSpace, design: Design, values: Mapping[str, int], platform: str) -> _Built:
+def _build(space: KernelSpace, design: Design, values: Mapping[str, int], platform: str,
+           layouts: Mapping[str, Layout] | None = None) -> _Built:
     """Check that the generator supports ``design``, then build its array at ``values``."""
     tiling = make_tiling(design, values)
     scop = space.scop
@@ -156,7 +160,13 @@ def _build(space: KernelSpace, design: Design, values: Mapping[str, int], platfo
         c0 = repr(rhs.value)
     else:
         c0 = None
-    operands = tuple(build_operands(scop, tiling))
+    for name, lay in (layouts or {}).items():
+        if name not in {a.name for a in scop.arrays}:
+            raise CodegenError(f"layout given for `{name}`, which is not an array of the kernel; "
+                               f"its arrays are {', '.join(a.name for a in scop.arrays)}")
+        if lay not in LAYOUTS:
+            raise CodegenError(f"layout `{lay}` of `{name}` is not one of {', '.join(LAYOUTS)}")
+    operands = tuple(build_operands(scop, tiling, layouts))
     # operator latencies from the platform op table: the PE's II and depth follow from them
     dtype = operands[0].ctype
     red_op = "mul" if main.op == "*=" else "add"

@@ -16,6 +16,7 @@ For an operand ``r`` with subscripts ``a_d . x + c_d`` (non-negative coefficient
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from math import gcd
 from typing import Literal
@@ -27,6 +28,10 @@ from odyssey.polyhedral.affine import Affine
 from odyssey.polyhedral.scop import Array, Reference, Scop
 
 MAX_PORT_BITS = 512
+
+#: DRAM image layouts (see :mod:`odyssey.codegen.layout`)
+Layout = Literal["serialized", "row_major"]
+LAYOUTS: tuple[Layout, ...] = ("serialized", "row_major")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +48,8 @@ class OperandGeom:
     lanes: int  # elements per I/O chain word
     lanes_sym: Expr  # the same, as an expression of the tiling (for the models)
     simd: bool  # the PE reads a vector of SIMD lanes per iteration
-    dram_shape: tuple[int, ...]  # padded DRAM shape
+    dram_shape: tuple[int, ...]  # padded DRAM shape (the row-major layout)
+    layout: Layout = "row_major"  # the DRAM image (odyssey.codegen.layout)
 
     @property
     def ctype(self) -> str:
@@ -100,7 +106,11 @@ def operand_names(refs: list[Reference]) -> dict[str, str]:
     return out
 
 
-def build_operands(scop: Scop, tiling: Tiling) -> list[OperandGeom]:
+def build_operands(scop: Scop, tiling: Tiling,
+                   layouts: Mapping[str, Layout] | None = None) -> list[OperandGeom]:
+    """The operands of the design's statement; ``layouts`` maps array names to their DRAM
+    layout (``row_major`` for arrays it does not name)."""
+    layouts = layouts or {}
     design = tiling.design
     main = scop.statement(next(s.name for s in scop.statements if s.write.ref_id == design.operands[0].ref_id))
     refs = [main.write] + list(main.reads)
@@ -123,13 +133,14 @@ def build_operands(scop: Scop, tiling: Tiling) -> list[OperandGeom]:
         box, box_sym = _box(ref, tiling, inj, {**scop.param_values, **tiling.as_dict})
         role: Literal["input", "output"] = "input" if op.role == "input" else "output"
         simd = design.simd_loop is not None and any(s.coeff(design.simd_loop) for s in ref.subscripts)
-        lanes_sym = _lanes_sym(ref, tiling, inj, box_sym[-1] if box_sym else const(1), arr.bits) \
-            if role == "input" else const(1)
+        layout = layouts.get(ref.array, "row_major")
+        lanes_sym = _lanes_sym(ref, tiling, inj, box_sym[-1] if box_sym else const(1), arr.bits,
+                               aligned=layout == "row_major") if role == "input" else const(1)
         lanes = int(evaluate(lanes_sym, tiling.as_dict))
         out.append(OperandGeom(
             name=names[op.ref_id], array=arr, ref=ref, role=role, inj=inj, chain=op.chain_loop,
             trunc=trunc, box=box, box_sym=box_sym, lanes=lanes, lanes_sym=lanes_sym, simd=simd and role == "input",
-            dram_shape=_dram_shape(ref, arr, tiling, scop, lanes),
+            dram_shape=_dram_shape(ref, arr, tiling, scop, lanes), layout=layout,
         ))
     return out
 
@@ -158,17 +169,19 @@ def _box(ref: Reference, tiling: Tiling, inj: tuple[str, ...],
     return tuple(int(evaluate(e, env)) for e in ext_sym), tuple(ext_sym)
 
 
-def _lanes_sym(ref: Reference, tiling: Tiling, inj: tuple[str, ...], inner_ext: Expr, bits: int) -> Expr:
+def _lanes_sym(ref: Reference, tiling: Tiling, inj: tuple[str, ...], inner_ext: Expr, bits: int,
+               *, aligned: bool) -> Expr:
     """Elements per I/O word, as an expression of the tiling (the generated code uses its
     value at the tiling): the largest power of two ``L <= 512/bits`` dividing the innermost
-    box extent and every stride of the innermost base address (offsets in size parameters
-    are not constrained)."""
+    box extent and, when the words must be ``aligned`` to the array's rows (the row-major
+    layout), every stride of the innermost base address (offsets in size parameters are not
+    constrained). A serialized image stores each box row contiguously: no alignment."""
     if not ref.subscripts:
         return const(1)
     inner = ref.subscripts[-1]
     values: list[Expr] = [inner_ext]
-    fixed = abs(inner.const)
-    for loop, c in inner.coeffs:
+    fixed = abs(inner.const) if aligned else 0
+    for loop, c in inner.coeffs if aligned else ():
         if loop not in tiling.design.order:
             continue
         lg = tiling.loop(loop)

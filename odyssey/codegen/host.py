@@ -17,6 +17,7 @@ from odyssey.codegen.hls_ast import (
     Commented,
     Decl,
     Decls,
+    For,
     ForEach,
     ForRange,
     Function,
@@ -83,16 +84,19 @@ def host_main(scop: Scop, ir: ArrayIR, *, seed: int) -> Function:
     body: list[Stmt] = [Decl("std::mt19937", "rng", ctor_args=(f"{seed}u",))]
     for a in scop.arrays:
         body += _random_array(a, _shape(scop, a))
-    # an unread copy of the output's initial values, kept so host.cpp does not change
-    body.append(Decl(f"std::vector<{out.elem}>", f"{out.operand}_init", ctor_args=(f"{out.array}_buf",)))
     body += [s for im in ir.host_images for s in _image(im)]
     # one buffer per operand: the partial-sum port reads the one the output port writes
     body += [Call("kernel0", tuple(f"{p.operand}_dram.data()" for p in ir.ports)),
              Commented(Call("ODYSSEY_TIMED_REPORT", ()), "cycle counts of a timed simulation; nothing otherwise"),
              Call("reference", tuple(a.name for a in scop.arrays)),
              Decl("long", "errors", init="0"),
+             *((Decl("long", "seen", init="0"),) if out.layout.kind == "serialized" else ()),
              _compare(out)]
     total = prod(out.shape)
+    if out.layout.kind == "serialized":  # every output element must come back exactly once
+        body.append(Guard(f"seen != {total}", (
+            Call("std::printf", (f'"ODYSSEY CSIM FAIL %ld of {total} outputs in the image\\n"', "seen")),
+            Return("1"))))
     body += [Guard("errors", (Call("std::printf", (f'"ODYSSEY CSIM FAIL %ld of {total} outputs differ\\n"', "errors")),
                               Return("1"))),
              Call("std::printf", (f'"ODYSSEY CSIM PASS {total} outputs match\\n"',)),
@@ -122,6 +126,9 @@ def _random_array(a: Array, shape: tuple[int, ...]) -> list[Stmt]:
 def _image(im: HostImage) -> list[Stmt]:
     """``{operand}_dram``, the DRAM image of ``im`` (zero words), and the loops copying the
     array into it: elements packed ``lanes`` to a word for an input, one per word otherwise."""
+    decl = Decl(f"std::vector<{im.word_type}>", f"{im.operand}_dram", ctor_args=(str(im.words),))
+    if im.layout.kind == "serialized":
+        return [decl, _serialize(im)]
     idx = _indices(im)
     src = f"{im.array}_buf[{_flat(im.shape, idx)}]"
     store: Stmt
@@ -132,23 +139,68 @@ def _image(im: HostImage) -> list[Stmt]:
                             f"= bits_of({src})")))
     else:
         store = Line(f"{im.operand}_dram[{_flat(im.dram_shape, idx)}] = {src}")
-    return [Decl(f"std::vector<{im.word_type}>", f"{im.operand}_dram", ctor_args=(str(im.words),)),
-            _loops(im.shape, store)]
+    return [decl, _loops(im.shape, store)]
+
+
+def _serial_loops(im: HostImage, body: tuple[Stmt, ...]) -> Stmt:
+    """``body`` inside the loops of a serialized image: every distinct tile, then the words of
+    one visit in the kernel's order; ``k`` is the word's index in the image."""
+    lay = im.layout
+    inner: tuple[Stmt, ...] = (Decl("long", "k", init=lay.serial_index()), *body)
+    for a in reversed((*lay.tiles, *lay.visit)):
+        inner = (For(a.var, a.trip, inner),)
+    return inner[0]
+
+
+def _coords(im: HostImage, lane: str | None) -> tuple[Stmt, str, str]:
+    """The element's coordinates ``c0 ..`` (``lane`` added to the last), the C test that they
+    lie in the original array, and its flat index there."""
+    coords = list(im.layout.coords)
+    if lane is not None:
+        coords[-1] = f"{coords[-1]} + {lane}"
+    names = tuple(f"c{d}" for d in range(len(coords)))
+    decl = Decls("long", tuple(zip(names, coords, strict=True)))
+    inside = " && ".join(f"{c} >= 0 && {c} < {n}" for c, n in zip(names, im.shape, strict=True))
+    return decl, inside, _flat(im.shape, names)
+
+
+def _serialize(im: HostImage) -> Stmt:
+    """Write the array into its serialized image in the kernel's order; elements outside the
+    array (padding) stay zero."""
+    if im.packed:
+        b = im.bits
+        decl, inside, flat = _coords(im, "ln")
+        lane = Scope((decl, Guard(inside, (Line(f"{im.operand}_dram[k](ln * {b} + {b - 1}, ln * {b}) = "
+                                                f"bits_of({im.array}_buf[{flat}])"),))))
+        body: tuple[Stmt, ...] = (For("ln", im.layout.lanes_trip, (lane,)),)
+    else:
+        decl, inside, flat = _coords(im, None)
+        body = (decl, Guard(inside, (Line(f"{im.operand}_dram[k] = {im.array}_buf[{flat}]"),)))
+    return _serial_loops(im, body)
 
 
 def _compare(out: HostImage) -> Stmt:
     """Loops over the output comparing the kernel's image (``hw``) with the reference (``sw``);
-    the first five mismatches are printed, all are counted in ``errors``."""
-    idx = _indices(out)
-    values = Decls(out.elem, (("hw", f"{out.operand}_dram[{_flat(out.dram_shape, idx)}]"),
-                              ("sw", f"{out.array}_buf[{_flat(out.shape, idx)}]")))
+    the first five mismatches are printed, all are counted in ``errors`` and the compared
+    elements in ``seen``."""
+    if out.layout.kind == "serialized":
+        decl, inside, flat = _coords(out, None)
+        idx: tuple[str, ...] = tuple(f"c{d}" for d in range(len(out.shape)))
+        hw, sw = f"{out.operand}_dram[k]", f"{out.array}_buf[{flat}]"
+    else:
+        idx = _indices(out)
+        hw, sw = f"{out.operand}_dram[{_flat(out.dram_shape, idx)}]", f"{out.array}_buf[{_flat(out.shape, idx)}]"
+    values = Decls(out.elem, (("hw", hw), ("sw", sw)))
     if out.is_float:
         bad = f"std::fabs((double)hw - (double)sw) > {FLOAT_ATOL} + {FLOAT_RTOL} * std::fabs((double)sw)"
     else:
         bad = "hw != sw"
-    fmt = f'"mismatch at {",".join("%d" for _ in idx)}: hw=%g ref=%g\\n"'
+    fmt = f'"mismatch at {",".join("%ld" if out.layout.kind == "serialized" else "%d" for _ in idx)}: hw=%g ref=%g\\n"'
     report = Guard("errors < 5", (Call("std::printf", (fmt, *idx, "(double)hw", "(double)sw")),))
-    return _loops(out.shape, Scope((values, If(bad, (report, Line("errors++"))))))
+    check = (values, If(bad, (report, Line("errors++"))))
+    if out.layout.kind == "serialized":
+        return _serial_loops(out, (decl, If(inside, (Line("seen++"), *check))))
+    return _loops(out.shape, Scope(check))
 
 
 def _indices(im: HostImage) -> tuple[str, ...]:

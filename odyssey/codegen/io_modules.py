@@ -19,7 +19,7 @@ DRAM first and sends them down a ``C_IO_Ln_in`` chain (element words) to the PEs
 from __future__ import annotations
 
 from odyssey.codegen.context import Ctx, of_bits
-from odyssey.codegen.geometry import OperandGeom, index_c
+from odyssey.codegen.geometry import OperandGeom
 from odyssey.codegen.hls_ast import (
     Decl,
     DramRead,
@@ -34,6 +34,7 @@ from odyssey.codegen.hls_ast import (
     StreamRead,
     StreamWrite,
 )
+from odyssey.codegen.layout import Axis, DramLayout, input_layout, output_layout
 from odyssey.expr import Expr, const, eq, sym, where
 
 
@@ -74,29 +75,6 @@ def _block_positions(ctx: Ctx, inj: tuple[str, ...], body: tuple[Stmt, ...]) -> 
     return body
 
 
-def _dram_word_index(ctx: Ctx, op: OperandGeom) -> str:
-    """Index (in packed words) of the word ``(e0.., ew)`` of block ``b`` of the current tile."""
-    terms: list[str] = []
-    stride = 1
-    dims = len(op.ref.subscripts)
-    parts = []
-    for d in reversed(range(dims)):
-        sub = op.ref.subscripts[d]
-        vals: dict[str, str] = {}
-        for loop, _ in sub.coeffs:
-            if loop in ctx.order:
-                g = ctx.g(loop)
-                base = f"{g.lower} + t_{loop} * T_{loop}1" if g.lower else f"t_{loop} * T_{loop}1"
-                if loop in op.inj:
-                    base += f" + b_{loop} * T_{loop}2"
-                vals[loop] = base
-        elem = f"ew * {op.lanes_macro}" if d == dims - 1 else f"e{d}"
-        parts.append(f"({index_c(sub, vals)} + {elem}) * {stride}")
-        stride *= op.dram_shape[d]
-    terms = list(reversed(parts))
-    return f"({' + '.join(terms)}) / {op.lanes_macro}"
-
-
 def _words_per_row(op: OperandGeom) -> Expr:
     """Consecutive DRAM words of one box row: one burst."""
     return op.box_sym[-1] // sym(op.lanes_macro)
@@ -123,20 +101,31 @@ def _l3_run(ctx: Ctx, op: OperandGeom) -> Expr:
     return where(eq(op.box_sym[-1], stride), wpr * g.outer_sym, wpr)
 
 
+def _nest(axes: tuple[Axis, ...], body: tuple[Stmt, ...], *, ii: int | None = 1) -> tuple[Stmt, ...]:
+    """``body`` inside one loop per axis (the first outermost), the innermost pipelined."""
+    for k, a in enumerate(reversed(axes)):
+        body = (For(a.var, a.trip, body, pipeline_ii=ii if k == 0 else None),)
+    return body
+
+
+def _run(layout: DramLayout, row_run: Expr) -> Expr:
+    """Consecutive DRAM words of one burst: a whole visit in a serialized image, else
+    ``row_run`` (a row of the padded array)."""
+    return layout.visit_words if layout.kind == "serialized" else row_run
+
+
 def l3_in(ctx: Ctx, op: OperandGeom) -> Function:
     word = op.word_type
-    read = (DramRead(op.name, _dram_word_index(ctx, op), f"{word} w", run=_l3_run(ctx, op)),
+    layout = input_layout(ctx, op)
+    read = (DramRead(op.name, layout.word_index(), f"{word} w", run=_run(layout, _l3_run(ctx, op))),
             StreamWrite("fifo_out", "w"))
-    if op.rows_outer:
-        body = _box_word_loops(op, read, blocks=(f"b_{op.inj[0]}", ctx.g(op.inj[0]).outer_sym))
-    else:
-        body = _block_positions(ctx, op.inj, _box_word_loops(op, read))
-    body = ctx.tile_loops(ctx.order[: op.trunc], body)
+    body = ctx.tile_loops(ctx.order[: op.trunc], _nest(layout.visit, read))
+    what = "one burst per visit" if layout.kind == "serialized" else "row-major image"
     return Function(
         f"{op.name}_IO_L3_in",
         (Param(f"{word} *", op.name), Param(stream_t(word), "fifo_out", by_ref=True, direction="out")),
         body, kind="io_l3_in", operand=op.name,
-        comment=f"{op.name}_IO_L3_in: reads the {op.name} tile from DRAM ({op.lanes}-element words).",
+        comment=f"{op.name}_IO_L3_in: reads the {op.name} tile from DRAM ({op.lanes}-element words, {what}).",
     )
 
 
@@ -256,25 +245,13 @@ def _acc_loops(ctx: Ctx, body: tuple[Stmt, ...], ii: int | None = 1) -> tuple[St
     return out
 
 
-def _out_global_index(ctx: Ctx, op: OperandGeom) -> str:
-    vals: dict[str, str] = {}
-    for name, _, _ in ctx.acc_dims():
-        g = ctx.g(name)
-        base = f"{g.lower} + t_{name} * T_{name}1" if g.lower else f"t_{name} * T_{name}1"
-        vals[name] = f"{base} + b_{name} * T_{name}2 + a_{name}" if g.space else f"{base} + a_{name}"
-    idx = ""
-    for d, sub in enumerate(op.ref.subscripts):
-        term = index_c(sub, vals)
-        idx = term if d == 0 else f"({idx}) * {op.dram_shape[d]} + {term}"
-    return idx or "0"
-
-
 def l3_out(ctx: Ctx, op: OperandGeom) -> Function:
     """Writes every PE's results of a visit to DRAM."""
     ctype = op.ctype
-    gidx = _out_global_index(ctx, op)
+    layout = output_layout(ctx, op)
     body = _block_positions(ctx, op.inj, _acc_loops(ctx, (
-        StreamRead("fifo_in", f"{ctype} v"), DramWrite(op.name, gidx, "v", run=_out_run(ctx, op)))))
+        StreamRead("fifo_in", f"{ctype} v"),
+        DramWrite(op.name, layout.word_index(), "v", run=_run(layout, _out_run(ctx, op))))))
     params = (Param(f"{ctype} *", op.name),
               Param(stream_t(ctype), "fifo_in", by_ref=True, direction="in"))
     name = f"{op.name}_drain_IO_L3_out"
@@ -293,10 +270,11 @@ def l3_cin(ctx: Ctx, op: OperandGeom) -> Function:
     """Reads the partial sums (or the initial values) of the output tiles of a visit from DRAM,
     for the visits that need them, and sends them down the partial-sum chain."""
     ctype = op.ctype
-    gidx = _out_global_index(ctx, op)
+    layout = output_layout(ctx, op)
     port = cin_port(op)
     read = _block_positions(ctx, op.inj, _acc_loops(ctx, (
-        DramRead(port, gidx, f"{ctype} v", run=_out_run(ctx, op)), StreamWrite("fifo_cin", "v"))))
+        DramRead(port, layout.word_index(), f"{ctype} v", run=_run(layout, _out_run(ctx, op))),
+        StreamWrite("fifo_cin", "v"))))
     cond, freq = ctx.cin_cond()
     body = (If(cond, read, freq=freq),) if cond != "true" else read
     params = (Param(f"{ctype} *", port),

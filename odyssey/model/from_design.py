@@ -7,7 +7,10 @@ kind of module, yields the model of every tiling of the design.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from odyssey.codegen.generate import generate_descriptor
+from odyssey.codegen.geometry import Layout
 from odyssey.mapping.space import Design, KernelSpace
 from odyssey.model.build import model_from_descriptor
 from odyssey.model.design_model import DesignModel
@@ -26,9 +29,12 @@ def representative_tiling(design: Design) -> dict[str, int]:
     return out
 
 
-def build_model(space: KernelSpace, design: Design, *, platform: Platform, variant: str = "accurate") -> DesignModel:
+def build_model(space: KernelSpace, design: Design, *, platform: Platform, variant: str = "accurate",
+                layouts: Mapping[str, Layout] | None = None) -> DesignModel:
+    """The model of every tiling of ``design``; ``layouts`` as in
+    :func:`~odyssey.codegen.generate.generate` (every array row-major by default)."""
     desc = generate_descriptor(space, design, representative_tiling(design),
-                               platform=_platform_name(platform))
+                               platform=_platform_name(platform), layouts=layouts)
     ops = float(len(desc["compute"]["ops_per_lane"]) * domain_points(space))
     return model_from_descriptor(desc, platform, variant=variant, ops=ops)
 
