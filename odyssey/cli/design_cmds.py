@@ -65,8 +65,10 @@ def _model_only(d: Path) -> str | None:
     desc_path = d / "descriptor.json"
     if not desc_path.is_file():
         raise OdysseyError(f"{d}: not a design directory (no descriptor.json); create one with `odyssey generate`")
-    desc = json.loads(desc_path.read_text())
-    reason = desc.get("design", {}).get("model_only")
+    from odyssey.codegen.descriptor import load_descriptor
+
+    desc = load_descriptor(desc_path)
+    reason = desc["design"]["model_only"]
     return f"design {desc['design']['id']} is model-only ({reason})" if reason else None
 
 
@@ -133,10 +135,11 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         "run_seconds": round(res.run_seconds, 3),
     }
     if args.compare and res.cycles:
+        from odyssey.codegen.descriptor import load_descriptor
         from odyssey.model import model_from_descriptor
         from odyssey.platforms import load_platform
 
-        desc = json.loads((d / "descriptor.json").read_text())
+        desc = load_descriptor(d / "descriptor.json")
         model = model_from_descriptor(desc, load_platform(args.platform))
         pred = model.evaluate_one(desc["tiling"])
         record["model_cycles"] = float(pred["latency_cycles"])
