@@ -176,7 +176,11 @@ def _compile_and_run(design: Path, sources: list[Path], compiler: str, mode: Csi
         if mode == "sequential":
             flags = [*SEQUENTIAL_FLAGS, f"-I{design.resolve()}", f"-I{vitis_include_dir()}", f"-I{headers}"]
         else:
-            flags = [*BASE_FLAGS, f"-I{design.resolve()}", f"-I{include_dir()}"]
+            # The stand-in odyssey_dataflow.h first: a design directory keeps the copy it was
+            # generated with, and its include guard must not let an older copy pair with the
+            # newer stream headers (the timed simulation runs tasks as fibers since 2026-11).
+            flags = [*BASE_FLAGS, "-include", str(include_dir() / "odyssey_dataflow.h"),
+                     f"-I{design.resolve()}", f"-I{include_dir()}"]
             kernel = design / "kernel.cpp"
             depths = stream_depths(kernel.read_text()) if kernel.is_file() else {}
             table = Path(build) / "odyssey_stream_depths.cpp"

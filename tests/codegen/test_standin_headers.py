@@ -123,6 +123,23 @@ int main() {
   counter++;
   CHECK(counter == 50);
 
+  // Range <- C integer (at most 64 bits go straight into the words) and range -> 64 bits.
+  ap_uint<96> r = 0;
+  r(75, 60) = -1;                                           // int, sign-extended, 16 bits kept
+  CHECK(r(75, 60).to_uint64() == 0xFFFFull && !r[76] && !r[59] && r[60] && r[75]);
+  r(71, 8) = -2ll;                                          // 64 bits across a word boundary
+  CHECK(r(71, 8).to_uint64() == 0xFFFFFFFFFFFFFFFEull && !r[8] && r[9] && r[71] && r[75]);
+  r(95, 90) = 0x7Fu;                                        // unsigned, truncated to 6 bits
+  CHECK(r(95, 90).to_uint64() == 0x3Full && (unsigned long long)r(95, 88) == 0xFCull);
+  r(3, 3) = true;
+  CHECK(r[3] && !r[2] && !r[4]);
+  ap_uint<256> big = 0;
+  big(200, 70) = ap_int<8>(-1);                             // 131 ones
+  CHECK(big(200, 70).to_uint64() == ~0ull && big(200, 150).to_uint64() == (1ull << 51) - 1);
+  ap_int<12> small = -5;
+  small(11, 4) = 0x1FF;                                     // wider than the value: low 8 bits
+  CHECK(small(11, 4).to_uint64() == 0xFFu && small == -5);
+
   CHECK(round_trip<32>() == 0);
   CHECK(round_trip<64>() == 0);
   CHECK(round_trip<96>() == 0);

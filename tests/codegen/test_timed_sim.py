@@ -21,8 +21,15 @@ import pytest
 
 from odyssey.codegen.csim import CsimResult, CsimStatus
 from odyssey.codegen.generate import generate
-from odyssey.codegen.timedsim import TimedResult, parse_report, run_timed_sim, timed_result
+from odyssey.codegen.timedsim import (
+    TimedEngine,
+    TimedResult,
+    parse_report,
+    run_timed_sim,
+    timed_result,
+)
 from odyssey.codegen.writer import write_design
+from odyssey.errors import SimulationError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import analyse
 
@@ -149,6 +156,59 @@ int main() {
 }
 """
 
+# (e): a reader whose writer never writes: every task blocked.
+DEADLOCK_HOST = r"""
+void reader(hls::stream<int>& in, long& sink) { sink = in.read(); }
+void idle(hls::stream<int>& out) { (void)out; }
+
+int main() {
+  hls::stream<int, 2> orphan("orphan_fifo");
+  long sink = 0;
+  ODYSSEY_DATAFLOW_BEGIN
+  ODYSSEY_TASK(idle(orphan));
+  ODYSSEY_TASK(reader(orphan, sink));
+  ODYSSEY_DATAFLOW_END
+  ODYSSEY_TIMED_REPORT();
+  std::printf("ODYSSEY CSIM PASS\n");
+  return 0;
+}
+"""
+
+# (f): a task with 4 MiB of locals (a std::thread has 8 MiB), then one timed write and read.
+BIG_STACK_HOST = r"""
+void big_frame(hls::stream<int>& out) {
+  volatile char buf[4 << 20];
+  for (unsigned i = 0; i < sizeof buf; i += 4096) buf[i] = static_cast<char>(i >> 12);
+  ODYSSEY_PIPE_BEGIN(1, 2);
+  ODYSSEY_PIPE_ITER();
+  out.write(buf[4096 * 7]);
+  ODYSSEY_PIPE_END();
+}
+
+void take(hls::stream<int>& in, int& got) { got = in.read(); }
+
+int main() {
+  hls::stream<int, 2> fifo("fifo");
+  int got = -1;
+  ODYSSEY_DATAFLOW_BEGIN
+  ODYSSEY_TASK(big_frame(fifo));
+  ODYSSEY_TASK(take(fifo, got));
+  ODYSSEY_DATAFLOW_END
+  ODYSSEY_TIMED_REPORT();
+  CHECK(got == 7);
+  std::printf("ODYSSEY CSIM PASS\n");
+  return 0;
+}
+"""
+
+# A design directory's own copy of odyssey_dataflow.h that must not be used (odyssey sim forces
+# the stand-in one first; the include guard then skips this copy).
+STALE_DATAFLOW_H = """#ifndef ODYSSEY_DATAFLOW_H
+#define ODYSSEY_DATAFLOW_H
+#error "the design directory's copy of odyssey_dataflow.h was used"
+#endif
+"""
+
 MM_SIZES = {"I": "16", "J": "16", "K": "16"}
 MM_TILING = {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 2, "T_k2": 2}
 KERNEL_CALL = re.compile(r"^(\s*kernel0\(.*\);)$", re.MULTILINE)
@@ -159,14 +219,20 @@ TASK_CALL = re.compile(r"ODYSSEY_TASK\(([^(]*)\(")
 class Case:
     files: Mapping[str, str]
     extra_flags: tuple[str, ...] = ()
+    engine: TimedEngine = "fibers"
 
 
 CASES: dict[str, Case] = {
     "fifo_ii1": Case({"host.cpp": PRELUDE + FIFO_HOST}, ("-DCONSUMER_II=1",)),
     "fifo_ii2": Case({"host.cpp": PRELUDE + FIFO_HOST}, ("-DCONSUMER_II=2",)),
-    "blocks": Case({"host.cpp": PRELUDE + BLOCKS_HOST}),
+    "fifo_ii2_ucontext": Case({"host.cpp": PRELUDE + FIFO_HOST}, ("-DCONSUMER_II=2", "-DODYSSEY_FIBER_UCONTEXT")),
+    "fifo_ii2_threads": Case({"host.cpp": PRELUDE + FIFO_HOST}, ("-DCONSUMER_II=2",), engine="threads"),
+    "blocks": Case({"host.cpp": PRELUDE + BLOCKS_HOST, "odyssey_dataflow.h": STALE_DATAFLOW_H}),
     "dram": Case({"host.cpp": PRELUDE + DRAM_HOST}),
     "dram_overhead_7": Case({"host.cpp": PRELUDE + DRAM_HOST}, ("-DODYSSEY_DRAM_BURST_OVERHEAD=7",)),
+    "dram_threads": Case({"host.cpp": PRELUDE + DRAM_HOST}, engine="threads"),
+    "deadlock": Case({"host.cpp": PRELUDE + DEADLOCK_HOST}),
+    "big_stack": Case({"host.cpp": PRELUDE + BIG_STACK_HOST}),
 }
 
 
@@ -192,7 +258,7 @@ def _run_case(root: Path, name: str, case: Case) -> TimedResult:
     design.mkdir()
     for filename, text in case.files.items():
         (design / filename).write_text(text)
-    return run_timed_sim(design, timeout_s=60.0, extra_flags=case.extra_flags)
+    return run_timed_sim(design, timeout_s=60.0, extra_flags=case.extra_flags, engine=case.engine)
 
 
 @pytest.fixture(scope="module")
@@ -207,6 +273,7 @@ def results(root: Path) -> dict[str, TimedResult]:
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {name: pool.submit(_run_case, root, name, case) for name, case in CASES.items()}
         futures["mm"] = pool.submit(run_timed_sim, mm, timeout_s=120.0)
+        futures["mm_threads"] = pool.submit(run_timed_sim, mm, timeout_s=120.0, engine="threads")
         return {name: future.result() for name, future in futures.items()}
 
 
@@ -309,6 +376,49 @@ def test_generated_mm_design_runs_timed(results: dict[str, TimedResult], root: P
     assert {"PE<0, 0>", "PE_Alast_Blast<3, 3>", "A_IO_L2_in_inter<2>"} <= set(names)
     assert max(result.modules, key=lambda m: m[1])[0] == "C_drain_IO_L3_out"
     assert all(0 <= stall <= end for _, end, stall in result.modules)
+
+
+def test_engines_agree(results: dict[str, TimedResult]) -> None:
+    """The contract depends only on each task's program order, so fibers (switched by hand or by
+    ucontext) and one thread per task report the same cycles, task by task."""
+    for name in ("fifo_ii2_ucontext", "fifo_ii2_threads"):
+        assert results[name].status == "pass", _explain(results[name])
+        assert results[name].modules == results["fifo_ii2"].modules
+    assert results["dram_threads"].modules == results["dram"].modules
+    threads = results["mm_threads"]
+    assert threads.status == "pass", _explain(threads)
+    assert (threads.cycles, threads.modules) == (results["mm"].cycles, results["mm"].modules)
+
+
+def test_a_design_dir_copy_of_the_dataflow_header_is_not_used(results: dict[str, TimedResult]) -> None:
+    """The blocks case ships an odyssey_dataflow.h that fails to compile: the stand-in one is
+    included first and its guard skips the copy (a design keeps the copy it was generated
+    with, which may predate the stream headers it would be built with)."""
+    assert results["blocks"].status == "pass", _explain(results["blocks"])
+
+
+def test_every_task_blocked_is_a_deadlock_at_once(results: dict[str, TimedResult]) -> None:
+    """With fibers a deadlock is known as soon as no task can run: no time-out to wait for."""
+    result = results["deadlock"]
+    assert result.status == "deadlock", _explain(result)
+    assert "blocked on read of stream 'orphan_fifo'" in result.message
+    assert "ODYSSEY CSIM PASS" not in result.stdout
+    assert result.run_seconds < 5.0  # the threaded engine would wait ODYSSEY_CSIM_TIMEOUT
+
+
+def test_a_task_may_keep_megabytes_of_locals(results: dict[str, TimedResult]) -> None:
+    """Fiber stacks are as large as a thread's (8 MiB here); 4 MiB of locals fit. The write
+    issues at 0 and is stamped 1; the reader stalls 1 cycle; the writer ends at 0 + depth 2."""
+    result = results["big_stack"]
+    assert result.status == "pass", _explain(result)
+    assert _module(result, "big_frame") == (2, 0)
+    assert _module(result, "take") == (1, 1)
+
+
+def test_unknown_engine_is_rejected(tmp_path: Path) -> None:
+    (tmp_path / "host.cpp").write_text("int main() { return 0; }\n")
+    with pytest.raises(SimulationError, match="engine"):
+        run_timed_sim(tmp_path, engine="processes")  # type: ignore[arg-type]
 
 
 def test_parse_report_keeps_blanks_in_task_names() -> None:

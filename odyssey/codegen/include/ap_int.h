@@ -25,6 +25,10 @@
 #define AP_INT_MAX_W 1024
 #endif
 
+// The word-level helpers behind a bit-range read or write: inlined at every optimisation level
+// (a simulation built with -Og would otherwise spend most of its time calling them).
+#define ODYSSEY_AP_INLINE inline __attribute__((always_inline))
+
 template <int W, bool S>
 class ap_int_base;
 template <int W, bool S>
@@ -58,7 +62,7 @@ constexpr int common_width(int w1, bool s1, int w2, bool s2) {
 
 __extension__ typedef unsigned __int128 u128;  // g++/clang++ only, like this whole header
 
-inline std::uint64_t mask(int n) { return n >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1); }
+ODYSSEY_AP_INLINE std::uint64_t mask(int n) { return n >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1); }
 
 [[noreturn]] inline void fail(const char* what, int a, int b, int w) {
   std::fprintf(stderr, "ap_int stand-in: %s (%d, %d) on a %d-bit value\n", what, a, b, w);
@@ -66,7 +70,7 @@ inline std::uint64_t mask(int n) { return n >= 64 ? ~std::uint64_t{0} : ((std::u
 }
 
 // 64 bits of `a` (n words) starting at bit `pos` >= 0; bits past the end read as `fill`.
-inline std::uint64_t extract64(const std::uint64_t* a, int n, int pos, std::uint64_t fill) {
+ODYSSEY_AP_INLINE std::uint64_t extract64(const std::uint64_t* a, int n, int pos, std::uint64_t fill) {
   const int wi = pos >> 6;
   const int sh = pos & 63;
   const std::uint64_t lo = wi < n ? a[wi] : fill;
@@ -76,7 +80,7 @@ inline std::uint64_t extract64(const std::uint64_t* a, int n, int pos, std::uint
 }
 
 // Writes the low `cnt` (<= 64) bits of `v` into `dst` (n words) at bit `pos`.
-inline void deposit64(std::uint64_t* dst, int n, int pos, int cnt, std::uint64_t v) {
+ODYSSEY_AP_INLINE void deposit64(std::uint64_t* dst, int n, int pos, int cnt, std::uint64_t v) {
   const int wi = pos >> 6;
   const int sh = pos & 63;
   const std::uint64_t m = mask(cnt);
@@ -172,14 +176,14 @@ class ap_int_base {
   operator native_t() const { return static_cast<native_t>(to_uint64()); }
 
   // ---- bit and range access ----------------------------------------------------------------
-  ap_range_ref<W, S> range(int hi, int lo) { return ap_range_ref<W, S>(*this, hi, lo); }
-  ap_range_ref<W, S> range(int hi, int lo) const {
+  ODYSSEY_AP_INLINE ap_range_ref<W, S> range(int hi, int lo) { return ap_range_ref<W, S>(*this, hi, lo); }
+  ODYSSEY_AP_INLINE ap_range_ref<W, S> range(int hi, int lo) const {
     return ap_range_ref<W, S>(const_cast<ap_int_base&>(*this), hi, lo);
   }
   ap_range_ref<W, S> range() { return range(W - 1, 0); }
   ap_range_ref<W, S> range() const { return range(W - 1, 0); }
-  ap_range_ref<W, S> operator()(int hi, int lo) { return range(hi, lo); }
-  ap_range_ref<W, S> operator()(int hi, int lo) const { return range(hi, lo); }
+  ODYSSEY_AP_INLINE ap_range_ref<W, S> operator()(int hi, int lo) { return range(hi, lo); }
+  ODYSSEY_AP_INLINE ap_range_ref<W, S> operator()(int hi, int lo) const { return range(hi, lo); }
 
   ap_bit_ref<W, S> operator[](int i) { return ap_bit_ref<W, S>(*this, i); }
   bool operator[](int i) const { return get_bit(i); }
@@ -223,13 +227,13 @@ class ap_int_base {
 template <int W, bool S>
 class ap_range_ref {
  public:
-  ap_range_ref(ap_int_base<W, S>& ref, int hi, int lo) : ref_(ref), hi_(hi), lo_(lo) {
+  ODYSSEY_AP_INLINE ap_range_ref(ap_int_base<W, S>& ref, int hi, int lo) : ref_(ref), hi_(hi), lo_(lo) {
     if (lo < 0 || hi >= W || hi < lo) {
       odyssey_ap::fail("range (hi, lo) out of bounds or reversed", hi, lo, W);
     }
   }
 
-  int length() const { return hi_ - lo_ + 1; }
+  ODYSSEY_AP_INLINE int length() const { return hi_ - lo_ + 1; }
 
   // The selected bits as an unsigned value.
   ap_int_base<W, false> get() const {
@@ -257,8 +261,18 @@ class ap_range_ref {
     return *this;
   }
 
+  // A C integer: its two's-complement bits (sign- or zero-extended to 64, as the conversion
+  // to a W-bit value would) go to the low `length()` bits; wider ranges take the general path.
   template <typename I, odyssey_ap::enable_int<I> = 0>
-  ap_range_ref& operator=(I value) { return *this = odyssey_ap::int_base<I>(value); }
+  ODYSSEY_AP_INLINE ap_range_ref& operator=(I value) {
+    const int len = length();
+    if (len > 64) return *this = odyssey_ap::int_base<I>(value);
+    const std::uint64_t bits = std::is_signed<I>::value
+                                   ? static_cast<std::uint64_t>(static_cast<long long>(value))
+                                   : static_cast<std::uint64_t>(value);
+    odyssey_ap::deposit64(ref_.odyssey_words, ref_.words, lo_, len, bits);
+    return *this;
+  }
 
   ap_range_ref& operator=(const ap_range_ref& other) { return *this = other.get(); }
 
@@ -268,9 +282,12 @@ class ap_range_ref {
   template <int W2, bool S2>
   ap_range_ref& operator=(const ap_bit_ref<W2, S2>& bit) { return *this = static_cast<bool>(bit); }
 
-  operator unsigned long long() const { return get().to_uint64(); }
+  ODYSSEY_AP_INLINE operator unsigned long long() const { return to_uint64(); }
 
-  unsigned long long to_uint64() const { return get().to_uint64(); }
+  // The low 64 selected bits (what get().to_uint64() gives, without building the W-bit value).
+  ODYSSEY_AP_INLINE unsigned long long to_uint64() const {
+    return odyssey_ap::extract64(ref_.odyssey_words, ref_.words, lo_, 0) & odyssey_ap::mask(length());
+  }
   long long to_int64() const { return static_cast<long long>(to_uint64()); }
   unsigned to_uint() const { return static_cast<unsigned>(to_uint64()); }
   int to_int() const { return static_cast<int>(to_uint64()); }

@@ -24,6 +24,9 @@
 //   * With ODYSSEY_TIMED also defined (timed simulation, `odyssey sim`) every item carries the
 //     cycle from which its reader may take it, and blocking reads/writes advance the calling
 //     task's clock as specified in odyssey_timed.h; the non-timed behaviour is unchanged.
+//     Tasks are then fibers of one OS thread (odyssey_fiber.h) unless ODYSSEY_TIMED_THREADS is
+//     defined: a blocked operation parks its task, and the deadlock rule becomes "every task is
+//     blocked" (reported at once, same first words, same exit code).
 #ifndef ODYSSEY_HLS_STREAM_H
 #define ODYSSEY_HLS_STREAM_H
 
@@ -34,7 +37,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <limits>
 #include <list>
 #include <mutex>
@@ -45,6 +47,15 @@
 #ifndef ODYSSEY_CSIM_SPIN
 #define ODYSSEY_CSIM_SPIN 64
 #endif
+
+// Marks set-up and tear-down code that a generated top function would otherwise inline once
+// per stream or task (hundreds of times), for compile time only.
+#ifndef ODYSSEY_CSIM_OUTLINE
+#define ODYSSEY_CSIM_OUTLINE __attribute__((noinline))
+#endif
+// Marks the small per-item steps of a read or write: inlined into the stream's member
+// functions (compiled once per item type) even in an -Og build.
+#define ODYSSEY_CSIM_HOT inline __attribute__((always_inline))
 
 #ifdef ODYSSEY_TIMED
 #include "odyssey_timed.h"
@@ -77,7 +88,15 @@ inline unsigned long long stream_traffic() {
   return traffic_counter().load(std::memory_order_relaxed);
 }
 
-inline void note_traffic() { traffic_counter().fetch_add(1, std::memory_order_relaxed); }
+ODYSSEY_CSIM_HOT void note_traffic() {
+#ifdef ODYSSEY_FIBERS
+  // One OS thread: a plain increment, no locked read-modify-write.
+  std::atomic<unsigned long long>& counter = traffic_counter();
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+#else
+  traffic_counter().fetch_add(1, std::memory_order_relaxed);
+#endif
+}
 
 inline std::string default_stream_name(const char* kind) {
   static std::atomic<unsigned> next{0};
@@ -177,6 +196,101 @@ inline void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variab
   }
 }
 
+// Synchronisation of one stream: a lock and two wait queues (0 and 1; for a FIFO "not empty"
+// and "not full"). Usage: `channel::hold h(ch); ch.wait(h, q, ready, op, name); ...;
+// h.unlock(); ch.notify(other_q);`.
+#ifdef ODYSSEY_FIBERS
+// Fibers of one OS thread: nothing to lock; a wait parks the running task on the queue.
+class channel {
+ public:
+  class hold {
+   public:
+    explicit hold(const channel&) {}
+    void unlock() {}
+  };
+
+  template <typename Ready>
+  void wait(hold&, int queue, Ready ready, const char* op, const std::string& name) {
+    while (!ready()) fiber::scheduler::instance().block(queues_[queue], op, &name);
+  }
+
+  ODYSSEY_CSIM_HOT void notify(int queue) {
+    if (!queues_[queue].empty()) fiber::scheduler::instance().wake_one(queues_[queue]);
+  }
+
+ private:
+  fiber::wait_queue queues_[2];
+};
+#else
+class channel {
+ public:
+  class hold {
+   public:
+    explicit hold(const channel& c) : lock_(c.mutex_) {}
+    void unlock() { lock_.unlock(); }
+
+   private:
+    friend class channel;
+    std::unique_lock<std::mutex> lock_;
+  };
+
+  template <typename Ready>
+  void wait(hold& h, int queue, Ready ready, const char* op, const std::string& name) {
+    wait_until(h.lock_, cvs_[queue], ready, op, name);
+  }
+
+  void notify(int queue) { cvs_[queue].notify_one(); }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable cvs_[2];
+};
+#endif
+
+// FIFO storage: a circular buffer that doubles when full, so it is unbounded in sequential
+// mode and never grows past the FIFO's capacity in concurrent mode (a std::deque costs more
+// per item). Needs a default-constructible item type, as Vitis's hls::stream does.
+template <typename S>
+class ring {
+ public:
+  ring() = default;
+  ring(const ring&) = delete;
+  ring& operator=(const ring&) = delete;
+  ~ring() { delete[] slots_; }
+
+  ODYSSEY_CSIM_HOT bool empty() const { return count_ == 0; }
+  ODYSSEY_CSIM_HOT std::size_t size() const { return count_; }
+  ODYSSEY_CSIM_HOT S& front() { return slots_[head_]; }
+
+  ODYSSEY_CSIM_HOT void push_back(S&& item) {
+    if (count_ == size_) grow();
+    slots_[(head_ + count_) & (size_ - 1)] = std::move(item);
+    ++count_;
+  }
+
+  ODYSSEY_CSIM_HOT void pop_front() {
+    head_ = (head_ + 1) & (size_ - 1);
+    --count_;
+  }
+
+ private:
+  void grow() {
+    const std::size_t bigger_size = size_ == 0 ? 2 : 2 * size_;
+    S* bigger = new S[bigger_size];
+    for (std::size_t i = 0; i < count_; ++i) bigger[i] = std::move(slots_[(head_ + i) & (size_ - 1)]);
+    delete[] slots_;
+    slots_ = bigger;
+    size_ = bigger_size;
+    head_ = 0;
+  }
+
+  // Plain array, not std::vector: its accessors are calls in an -Og build.
+  S* slots_ = nullptr;
+  std::size_t size_ = 0;  // a power of two
+  std::size_t head_ = 0;
+  std::size_t count_ = 0;
+};
+
 }  // namespace csim
 }  // namespace odyssey
 
@@ -217,7 +331,8 @@ class stream<T, 0> {
   stream(const stream&) = delete;
   stream& operator=(const stream&) = delete;
 
-  ~stream() {
+  // Constructors and destructor out of line: a top function declares hundreds of streams.
+  ODYSSEY_CSIM_OUTLINE ~stream() {
     if (!items_.empty()) {
       std::fprintf(stderr, "ODYSSEY WARNING: stream '%s' destroyed with %zu unread item(s)\n",
                    name_.c_str(), items_.size());
@@ -225,41 +340,41 @@ class stream<T, 0> {
   }
 
   void write(const T& value) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    odyssey::csim::wait_until(
-        lock, not_full_, [this] { return items_.size() < capacity_; }, "write", name_);
+    channel::hold lock(sync_);
+    if (items_.size() >= capacity_) {  // the waiting path, out of the common one
+      sync_.wait(lock, kNotFull, [this] { return items_.size() < capacity_; }, "write", name_);
+    }
     push_locked(value, true);
     lock.unlock();
-    not_empty_.notify_one();
+    sync_.notify(kNotEmpty);
   }
 
   T read() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    odyssey::csim::wait_until(
-        lock, not_empty_, [this] { return !items_.empty(); }, "read", name_);
+    channel::hold lock(sync_);
+    if (items_.empty()) sync_.wait(lock, kNotEmpty, [this] { return !items_.empty(); }, "read", name_);
     T value = pop_locked(true);
     lock.unlock();
-    not_full_.notify_one();
+    sync_.notify(kNotFull);
     return value;
   }
 
   void read(T& out) { out = read(); }
 
   bool read_nb(T& out) {
-    std::unique_lock<std::mutex> lock(mutex_);
+    channel::hold lock(sync_);
     if (items_.empty()) return false;
     out = pop_locked(false);
     lock.unlock();
-    not_full_.notify_one();
+    sync_.notify(kNotFull);
     return true;
   }
 
   bool write_nb(const T& value) {
-    std::unique_lock<std::mutex> lock(mutex_);
+    channel::hold lock(sync_);
     if (items_.size() >= capacity_) return false;
     push_locked(value, false);
     lock.unlock();
-    not_empty_.notify_one();
+    sync_.notify(kNotEmpty);
     return true;
   }
 
@@ -267,31 +382,31 @@ class stream<T, 0> {
   void operator>>(T& out) { read(out); }
 
   bool empty() const {
-    std::lock_guard<std::mutex> lock(mutex_);
+    channel::hold lock(sync_);
     return items_.empty();
   }
 
   bool full() const {
-    std::lock_guard<std::mutex> lock(mutex_);
+    channel::hold lock(sync_);
     return items_.size() >= capacity_;
   }
 
   std::size_t size() const {
-    std::lock_guard<std::mutex> lock(mutex_);
+    channel::hold lock(sync_);
     return items_.size();
   }
 
   std::size_t capacity() const { return capacity_; }
 
   void set_name(const char* name) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    channel::hold lock(sync_);
     if (name != nullptr) name_ = name;
   }
 
   const std::string& name() const { return name_; }
 
  protected:
-  stream(int depth, const char* name)
+  ODYSSEY_CSIM_OUTLINE stream(int depth, const char* name)
       : name_(name != nullptr ? std::string(name)
                               : odyssey::csim::default_stream_name("hls_stream")),
         capacity_(odyssey::csim::fifo_capacity(depth, name))
@@ -313,7 +428,7 @@ class stream<T, 0> {
   };
 
   // `timed`: a blocking operation (moves the caller's clock in a timed build).
-  void push_locked(const T& value, bool timed) {
+  ODYSSEY_CSIM_HOT void push_locked(const T& value, bool timed) {
 #ifdef ODYSSEY_TIMED
     items_.push_back(slot{value, timing_.on_write(timed)});
 #else
@@ -323,7 +438,7 @@ class stream<T, 0> {
     odyssey::csim::note_traffic();
   }
 
-  T pop_locked(bool timed) {
+  ODYSSEY_CSIM_HOT T pop_locked(bool timed) {
 #ifdef ODYSSEY_TIMED
     timing_.on_read(items_.front().ready_cycle, timed);
 #else
@@ -335,14 +450,16 @@ class stream<T, 0> {
     return value;
   }
 
+  using channel = odyssey::csim::channel;
+  static constexpr int kNotEmpty = 0;  // wait queues of sync_
+  static constexpr int kNotFull = 1;
+
   std::string name_;
   std::size_t capacity_;
-  std::deque<slot> items_;
-  mutable std::mutex mutex_;
-  std::condition_variable not_empty_;
-  std::condition_variable not_full_;
+  odyssey::csim::ring<slot> items_;
+  mutable channel sync_;
 #ifdef ODYSSEY_TIMED
-  odyssey::timed::fifo_timing timing_;  // guarded by mutex_
+  odyssey::timed::fifo_timing timing_;  // guarded by sync_
 #endif
 };
 

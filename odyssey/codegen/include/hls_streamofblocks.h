@@ -21,7 +21,8 @@
 // the ring grows on demand so write locks never block. Blocked acquisitions follow the
 // deadlock rule of hls_stream.h (message names the stream and "read"/"write").
 // With ODYSSEY_TIMED also defined, lock acquisitions and releases advance the calling task's
-// clock as specified in odyssey_timed.h (blocks); the non-timed behaviour is unchanged.
+// clock as specified in odyssey_timed.h (blocks); the non-timed behaviour is unchanged (tasks
+// are fibers then, see hls_stream.h).
 #ifndef ODYSSEY_HLS_STREAMOFBLOCKS_H
 #define ODYSSEY_HLS_STREAMOFBLOCKS_H
 
@@ -55,7 +56,7 @@ class stream_of_blocks<B, 2> {
 
  public:
   stream_of_blocks() : stream_of_blocks(2, nullptr) {}
-  explicit stream_of_blocks(int depth, const char* name = nullptr)
+  ODYSSEY_CSIM_OUTLINE explicit stream_of_blocks(int depth, const char* name = nullptr)
       : name_(name != nullptr ? std::string(name)
                               : odyssey::csim::default_stream_name("hls_stream_of_blocks")),
         capacity_(odyssey::csim::fifo_capacity(depth))
@@ -69,7 +70,7 @@ class stream_of_blocks<B, 2> {
   stream_of_blocks(const stream_of_blocks&) = delete;
   stream_of_blocks& operator=(const stream_of_blocks&) = delete;
 
-  ~stream_of_blocks() {
+  ODYSSEY_CSIM_OUTLINE ~stream_of_blocks() {
     if (!ready_.empty()) {
       std::fprintf(stderr,
                    "ODYSSEY WARNING: stream_of_blocks '%s' destroyed with %zu unread block(s)\n",
@@ -78,12 +79,12 @@ class stream_of_blocks<B, 2> {
   }
 
   bool empty() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    channel::hold lock(sync_);
     return ready_.empty();
   }
 
   bool full() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    channel::hold lock(sync_);
     return !can_write_locked();
   }
 
@@ -104,9 +105,8 @@ class stream_of_blocks<B, 2> {
   bool can_write_locked() const { return !free_.empty() || storage_.size() < capacity_; }
 
   B& write_acquire() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    odyssey::csim::wait_until(
-        lock, can_write_, [this] { return can_write_locked(); }, "write", name_);
+    channel::hold lock(sync_);
+    sync_.wait(lock, kCanWrite, [this] { return can_write_locked(); }, "write", name_);
     slot* block;
     if (!free_.empty()) {
       block = free_.back();
@@ -124,7 +124,7 @@ class stream_of_blocks<B, 2> {
 
   void write_release() {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      channel::hold lock(sync_);
 #ifdef ODYSSEY_TIMED
       writing_.front()->ready_cycle = odyssey::timed::blocks_timing::on_write_release();
 #endif
@@ -132,13 +132,12 @@ class stream_of_blocks<B, 2> {
       writing_.pop_front();
       odyssey::csim::note_traffic();
     }
-    can_read_.notify_one();
+    sync_.notify(kCanRead);
   }
 
   B& read_acquire() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    odyssey::csim::wait_until(
-        lock, can_read_, [this] { return !ready_.empty(); }, "read", name_);
+    channel::hold lock(sync_);
+    sync_.wait(lock, kCanRead, [this] { return !ready_.empty(); }, "read", name_);
     slot* block = ready_.front();
     ready_.pop_front();
     reading_.push_back(block);
@@ -150,7 +149,7 @@ class stream_of_blocks<B, 2> {
 
   void read_release() {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      channel::hold lock(sync_);
       free_.push_back(reading_.front());
       reading_.pop_front();
 #ifdef ODYSSEY_TIMED
@@ -158,8 +157,12 @@ class stream_of_blocks<B, 2> {
 #endif
       odyssey::csim::note_traffic();
     }
-    can_write_.notify_one();
+    sync_.notify(kCanWrite);
   }
+
+  using channel = odyssey::csim::channel;
+  static constexpr int kCanRead = 0;  // wait queues of sync_
+  static constexpr int kCanWrite = 1;
 
   std::string name_;
   std::size_t capacity_;
@@ -168,11 +171,9 @@ class stream_of_blocks<B, 2> {
   std::deque<slot*> writing_;  // held by write locks
   std::deque<slot*> ready_;    // published, oldest first
   std::deque<slot*> reading_;  // held by read locks
-  std::mutex mutex_;
-  std::condition_variable can_read_;
-  std::condition_variable can_write_;
+  channel sync_;
 #ifdef ODYSSEY_TIMED
-  odyssey::timed::blocks_timing timing_;  // guarded by mutex_
+  odyssey::timed::blocks_timing timing_;  // guarded by sync_
 #endif
 };
 

@@ -13,7 +13,9 @@
 //
 // With ODYSSEY_CSIM defined every task runs on its own std::thread (capturing by reference,
 // so streams must be declared before ODYSSEY_DATAFLOW_BEGIN) and ODYSSEY_DATAFLOW_END joins
-// them all, so processes run concurrently over bounded FIFOs as in hardware. Without it the
+// them all, so processes run concurrently over bounded FIFOs as in hardware; the timed
+// simulation (ODYSSEY_TIMED) runs them as fibers of the calling thread instead, switched when
+// a stream operation blocks (odyssey_fiber.h, unless ODYSSEY_TIMED_THREADS). Without it the
 // macros expand to the plain sequential calls that Vitis HLS sees in its DATAFLOW region (and
 // that Vitis C simulation runs one after another, in call order); `odyssey csim` in its
 // sequential mode also records which process runs (odyssey_vitis_csim.h).
@@ -38,7 +40,9 @@ namespace odyssey {
 
 constexpr bool in_csim = true;
 
-// Owns the threads of one dataflow region; joins them on join() or destruction.
+// Owns the tasks of one dataflow region; joins them on join() or destruction. Tasks are
+// threads, or in the timed simulation fibers of the calling thread (odyssey_fiber.h) that run
+// while join() waits.
 class dataflow_region {
  public:
 #ifdef ODYSSEY_TIMED
@@ -52,6 +56,17 @@ class dataflow_region {
   dataflow_region& operator=(const dataflow_region&) = delete;
   ~dataflow_region() { join(); }
 
+#ifdef ODYSSEY_FIBERS
+  template <typename Task>
+  void spawn(Task&& task) {
+    ::odyssey::fiber::scheduler::instance().spawn(tasks_, std::forward<Task>(task));
+  }
+
+  void join() { ::odyssey::fiber::scheduler::instance().join(tasks_); }
+
+ private:
+  ::odyssey::fiber::group tasks_;
+#else
   template <typename Task>
   void spawn(Task&& task) {
     threads_.emplace_back(std::forward<Task>(task));
@@ -66,6 +81,7 @@ class dataflow_region {
 
  private:
   std::vector<std::thread> threads_;
+#endif
 };
 
 }  // namespace odyssey

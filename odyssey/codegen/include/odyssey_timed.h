@@ -48,7 +48,15 @@
 //
 // The results depend only on each thread's program order and the item / block indices, never
 // on how the operating system interleaves the threads, so they are deterministic. Bookkeeping is
-// thread-local; the per-stream part runs under the stream's own lock.
+// task-local; the per-stream part runs under the stream's own lock.
+//
+// Execution engine (not part of the contract: both give the same cycles for the same program).
+// By default every task is a fiber of one OS thread (odyssey_fiber.h): a task runs until a
+// stream or block operation cannot proceed, and a deadlock is reported as soon as every task
+// is blocked. With -DODYSSEY_TIMED_THREADS every task is a std::thread, as in the untimed
+// concurrent C simulation (slower by one to two orders of magnitude on large arrays: the
+// threads hand over control through the kernel scheduler every FIFO item or two). "Thread"
+// above means task in either engine.
 #ifndef ODYSSEY_TIMED_H
 #define ODYSSEY_TIMED_H
 
@@ -64,9 +72,18 @@
 #include <string>
 #include <vector>
 
+#ifndef ODYSSEY_TIMED_THREADS
+#define ODYSSEY_FIBERS 1
+#include "odyssey_fiber.h"
+#endif
+
 #ifndef ODYSSEY_DRAM_BURST_OVERHEAD
 #define ODYSSEY_DRAM_BURST_OVERHEAD 20
 #endif
+
+// The per-iteration and per-item bookkeeping: inlined even in an -Og build (odyssey sim
+// compiles with -Og, where small functions are otherwise called).
+#define ODYSSEY_TIMED_HOT inline __attribute__((always_inline))
 
 namespace odyssey {
 namespace timed {
@@ -84,12 +101,47 @@ struct thread_clock {
   bool issued = false;
 };
 
+#ifdef ODYSSEY_FIBERS
+// Everything a task keeps to itself: its clock and its DRAM burst counters (one per
+// ODYSSEY_DRAM call site, numbered by dram_site()). Owned by the task's task_scope.
+struct task_state {
+  thread_clock clock;
+  std::vector<long long> dram_accesses;
+};
+
+// State of the running fiber; the main context (outside any task) has one of its own.
+ODYSSEY_TIMED_HOT task_state& state() {
+  void* locals = ::odyssey::fiber::current_locals();
+  if (locals == nullptr) {
+    static task_state main_state;
+    ::odyssey::fiber::scheduler::instance().set_locals(&main_state);
+    locals = &main_state;
+  }
+  return *static_cast<task_state*>(locals);
+}
+
+ODYSSEY_TIMED_HOT thread_clock& local() { return state().clock; }
+
+// A new ODYSSEY_DRAM call site (each call site asks once).
+inline std::size_t dram_site() {
+  static std::size_t sites = 0;
+  return sites++;
+}
+
+// The running task's access counter of DRAM call site `site`, starting at 0.
+ODYSSEY_TIMED_HOT long long& dram_accesses(std::size_t site) {
+  std::vector<long long>& counts = state().dram_accesses;
+  if (site >= counts.size()) counts.resize(site + 1, 0);
+  return counts[site];
+}
+#else
 inline thread_clock& local() {
   static thread_local thread_clock clock;  // constant-initialised: no guard on access
   return clock;
 }
+#endif
 
-inline cycles now() { return local().t; }
+ODYSSEY_TIMED_HOT cycles now() { return local().t; }
 
 [[noreturn]] inline void contract_error(const char* what) {
   std::fflush(stdout);
@@ -99,13 +151,13 @@ inline cycles now() { return local().t; }
 }
 
 // Moves the clock to `when` (>= t); an active pipeline's current iteration issues late.
-inline void delay_to(thread_clock& clock, cycles when) {
+ODYSSEY_TIMED_HOT void delay_to(thread_clock& clock, cycles when) {
   clock.t = when;
   if (clock.in_pipeline) clock.last_issue = when;
 }
 
 // Waits in simulated time until `when`; the waited cycles count as stall.
-inline void stall_until(cycles when) {
+ODYSSEY_TIMED_HOT void stall_until(cycles when) {
   thread_clock& clock = local();
   if (when > clock.t) {
     clock.stall += when - clock.t;
@@ -149,32 +201,41 @@ inline void pipe_end() {
 // Slot accounting of one FIFO of capacity D; every call is made under the FIFO's lock.
 class fifo_timing {
  public:
-  explicit fifo_timing(std::size_t capacity) : read_times_(capacity == 0 ? 1 : capacity, 0) {}
+  explicit fifo_timing(std::size_t capacity)
+      : depth_(capacity == 0 ? 1 : capacity), read_times_(new cycles[depth_]()) {}
+  fifo_timing(const fifo_timing&) = delete;
+  fifo_timing& operator=(const fifo_timing&) = delete;
+  ~fifo_timing() { delete[] read_times_; }
 
   // The k-th write, once the FIFO has room (so the (k-D)-th read is done). Returns the stamp.
-  cycles on_write(bool timed) {
-    const std::size_t depth = read_times_.size();
+  // The (k-D)-th read's time is at (k-D) % D == k % D == write_slot_.
+  ODYSSEY_TIMED_HOT cycles on_write(bool timed) {
     cycles at = now();
-    if (writes_ >= depth) {
-      const cycles freed = read_times_[(writes_ - depth) % depth] + 1;
+    if (wrapped_) {
+      const cycles freed = read_times_[write_slot_] + 1;
       if (freed > at) at = freed;
     }
-    ++writes_;
+    if (++write_slot_ == depth_) {
+      write_slot_ = 0;
+      wrapped_ = true;
+    }
     if (timed) stall_until(at);
     return at + 1;
   }
 
   // The k-th read of an item stamped `stamp`.
-  void on_read(cycles stamp, bool timed) {
+  ODYSSEY_TIMED_HOT void on_read(cycles stamp, bool timed) {
     if (timed) stall_until(stamp);
-    read_times_[reads_ % read_times_.size()] = now();
-    ++reads_;
+    read_times_[read_slot_] = now();
+    if (++read_slot_ == depth_) read_slot_ = 0;
   }
 
  private:
-  std::vector<cycles> read_times_;  // read time of read n at n % D
-  unsigned long long writes_ = 0;
-  unsigned long long reads_ = 0;
+  std::size_t depth_;
+  cycles* read_times_;  // read time of read n at n % D (a plain array: see ring in hls_stream.h)
+  std::size_t write_slot_ = 0;  // writes so far, modulo D
+  std::size_t read_slot_ = 0;  // reads so far, modulo D
+  bool wrapped_ = false;  // at least D writes so far
 };
 
 // Block accounting of one stream_of_blocks ring of D blocks; calls are made under its lock.
@@ -235,8 +296,9 @@ inline std::string task_name(const char* call) {
   return name;
 }
 
-// Called by ODYSSEY_TASK in the spawning thread, so records keep the spawn order.
-inline std::size_t register_task(const char* call) {
+// Called by ODYSSEY_TASK in the spawning thread, so records keep the spawn order. Out of line,
+// like the task_scope members: a top function has hundreds of ODYSSEY_TASK lines.
+__attribute__((noinline)) inline std::size_t register_task(const char* call) {
   task_registry& reg = registry();
   std::lock_guard<std::mutex> guard(reg.mutex);
   reg.tasks.push_back(task_record{task_name(call), 0, 0, false});
@@ -269,14 +331,17 @@ inline void begin_region() {
 // time out.
 class task_scope {
  public:
-  explicit task_scope(std::size_t index) : index_(index) {
+  __attribute__((noinline)) explicit task_scope(std::size_t index) : index_(index) {
+#ifdef ODYSSEY_FIBERS
+    ::odyssey::fiber::scheduler::instance().set_locals(&state_);
+#endif
     local() = thread_clock{};
     local().t = region_start();
     local().last_issue = region_start();
   }
   task_scope(const task_scope&) = delete;
   task_scope& operator=(const task_scope&) = delete;
-  ~task_scope() {
+  __attribute__((noinline)) ~task_scope() {
     const thread_clock& clock = local();
     task_registry& reg = registry();
     std::lock_guard<std::mutex> guard(reg.mutex);
@@ -288,6 +353,9 @@ class task_scope {
 
  private:
   std::size_t index_;
+#ifdef ODYSSEY_FIBERS
+  task_state state_;  // the task's clock and DRAM counters, on its own stack
+#endif
 };
 
 // Prints the report described at the top of this file (finished tasks only).
@@ -319,12 +387,22 @@ inline void reset() {
 #define ODYSSEY_PIPE_BEGIN(ii, depth) ::odyssey::timed::pipe_begin((ii), (depth))
 #define ODYSSEY_PIPE_ITER() ::odyssey::timed::pipe_iter()
 #define ODYSSEY_PIPE_END() ::odyssey::timed::pipe_end()
+#ifdef ODYSSEY_FIBERS
+// Per call site and per task, as the thread-local counter below is per call site and thread.
+#define ODYSSEY_DRAM(run)                                                               \
+  do {                                                                                  \
+    static const std::size_t odyssey_dram_site_ = ::odyssey::timed::dram_site();        \
+    if (::odyssey::timed::dram_accesses(odyssey_dram_site_)++ % (run) == 0)             \
+      ::odyssey::timed::dram_burst(ODYSSEY_DRAM_BURST_OVERHEAD);                        \
+  } while (0)
+#else
 #define ODYSSEY_DRAM(run)                                                  \
   do {                                                                     \
     static thread_local long long odyssey_dram_accesses_ = 0;              \
     if (odyssey_dram_accesses_++ % (run) == 0)                             \
       ::odyssey::timed::dram_burst(ODYSSEY_DRAM_BURST_OVERHEAD);           \
   } while (0)
+#endif
 #define ODYSSEY_TIMED_REPORT() ::odyssey::timed::report()
 
 #endif  // ODYSSEY_TIMED_H
