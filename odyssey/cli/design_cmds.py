@@ -209,9 +209,9 @@ def _cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
-LAYOUT_HELP = ("DRAM layout of an array: row_major (default: the array as it is, zero-padded; one "
-               "burst per box row) or serialized (the host writes each tile in the order the "
-               "kernel reads it: one burst per tile); repeatable, e.g. --layout A=serialized")
+LAYOUT_HELP = ("DRAM layout of an array: serialized (default: the host writes each tile in the "
+               "order the kernel reads it, one burst per tile) or row_major (the array as it is, "
+               "zero-padded; one burst per box row); repeatable, e.g. --layout A=row_major")
 
 
 def register(sub: Any) -> None:

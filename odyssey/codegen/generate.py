@@ -69,7 +69,7 @@ def generate(
     command: Sequence[str] = (), platform: str = "u250", layouts: Mapping[str, Layout] | None = None,
 ) -> GeneratedDesign:
     """Build the HLS design of ``design`` with tiling ``values``; ``layouts`` maps array names to
-    their DRAM layout (``row_major``, the default for now, or ``serialized``; see
+    their DRAM layout (``serialized``, the default, or ``row_major``; see
     :mod:`odyssey.codegen.layout`)."""
     built = _build(space, design, values, platform, layouts)
     ctx, ir, tiling, main = built.ctx, built.ir, built.tiling, built.main

@@ -49,7 +49,7 @@ class OperandGeom:
     lanes_sym: Expr  # the same, as an expression of the tiling (for the models)
     simd: bool  # the PE reads a vector of SIMD lanes per iteration
     dram_shape: tuple[int, ...]  # padded DRAM shape (the row-major layout)
-    layout: Layout = "row_major"  # the DRAM image (odyssey.codegen.layout)
+    layout: Layout = "serialized"  # the DRAM image (odyssey.codegen.layout)
 
     @property
     def ctype(self) -> str:
@@ -109,7 +109,7 @@ def operand_names(refs: list[Reference]) -> dict[str, str]:
 def build_operands(scop: Scop, tiling: Tiling,
                    layouts: Mapping[str, Layout] | None = None) -> list[OperandGeom]:
     """The operands of the design's statement; ``layouts`` maps array names to their DRAM
-    layout (``row_major`` for arrays it does not name)."""
+    layout (``serialized`` for arrays it does not name)."""
     layouts = layouts or {}
     design = tiling.design
     main = scop.statement(next(s.name for s in scop.statements if s.write.ref_id == design.operands[0].ref_id))
@@ -133,7 +133,7 @@ def build_operands(scop: Scop, tiling: Tiling,
         box, box_sym = _box(ref, tiling, inj, {**scop.param_values, **tiling.as_dict})
         role: Literal["input", "output"] = "input" if op.role == "input" else "output"
         simd = design.simd_loop is not None and any(s.coeff(design.simd_loop) for s in ref.subscripts)
-        layout = layouts.get(ref.array, "row_major")
+        layout = layouts.get(ref.array, "serialized")
         lanes_sym = _lanes_sym(ref, tiling, inj, box_sym[-1] if box_sym else const(1), arr.bits,
                                aligned=layout == "row_major") if role == "input" else const(1)
         lanes = int(evaluate(lanes_sym, tiling.as_dict))

@@ -36,6 +36,7 @@ from odyssey.codegen.hls_ast import (
 )
 from odyssey.codegen.layout import Axis, DramLayout, input_layout, output_layout
 from odyssey.expr import Expr, const, eq, sym, where
+from odyssey.platforms import assumption
 
 
 def stream_t(ctype: str) -> str:
@@ -299,8 +300,14 @@ def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Fun
     params = [Param(stream_t(ctype), "fifo_low", by_ref=True, direction="in")]
     if not boundary:
         rest = (ctx.g(s).outer_sym - sym(f"p_{s}") - 1) * own_blocks * acc_sym
+        # the forwarding loop waits for the data of every module after this one: a visit's
+        # last element reaches it after one I/O pipeline per module of the rest of the chain
+        # (the model's view of the hops the timed simulation simulates; the printed depth is
+        # the loop's own)
+        d = assumption("io_pipeline_depth").value
+        hops = (ctx.g(s).outer_sym - sym(f"p_{s}")) * d
         body = (*own, For("e2", rest, (StreamRead("fifo_in", f"{ctype} v"), StreamWrite("fifo_out", "v")),
-                          pipeline_ii=1))
+                          pipeline_ii=1, depth_sym=hops))
         params.append(Param(stream_t(ctype), "fifo_in", by_ref=True, direction="in"))
     params.append(Param(stream_t(ctype), "fifo_out", by_ref=True, direction="out"))
     lv = "L1" if level == len(op.inj) - 1 else "L2"

@@ -2,16 +2,15 @@
 
 Two layouts, chosen per operand:
 
-* ``serialized``: the host writes the operand in the order the kernel reads it
+* ``serialized`` (the default): the host writes the operand in the order the kernel reads it
   (and reads the output back in the order the kernel writes it). The image is one record per
   *distinct tile* (the tile loops the operand depends on, outer first), and a record holds the
   words one visit of that tile moves, in the order the kernel moves them. Every visit is then
   one contiguous run of DRAM words, one burst, and words need no alignment to the array's rows.
   Data that two tiles share (a convolution's halo) is stored once per tile.
-* ``row_major`` (the default until the models' figures are re-run with serialized images): the
-  array zero-padded to the tiled iteration space, in its own row-major order (the innermost
-  dimension padded to a multiple of the word's lanes); a visit reads one burst per box row.
-  For a host that cannot reorder its data.
+* ``row_major``: the array zero-padded to the tiled iteration space, in its own row-major order
+  (the innermost dimension padded to a multiple of the word's lanes); a visit reads one burst
+  per box row. For a host that cannot reorder its data.
 
 The kernel's readers and writers (:mod:`.io_modules`) take their loops and word index from a
 :class:`DramLayout`; the testbench (:mod:`.host`) takes from the same object the loops that

@@ -16,7 +16,10 @@ stage of the drain path: the epilogue), the latency is the largest of
   the region; ``tail`` is the epilogue ``drain`` when the partial sums run through a chain of
   PEs, else the last drain block's way out, ``max(acc, L_{L3,out} / (visits * blocks))``;
 * output-bound: ``first + visit + L_{L3,out}``;
-* any other module ``m`` (chains, feeders, PE drains): ``first + L_m + drain``;
+* drain-path module ``m`` (PE drains, drain I/O levels): ``first + visit + L_m``, like the
+  writer (a drain chain's forwarding loop counts the hops through the rest of the chain in
+  its depth: one I/O pipeline depth per module);
+* any other module ``m`` (chains, feeders): ``first + L_m + drain``;
 
 These terms are those of one *pass*: a design whose ordering puts a reduction tile loop outside
 the output's loops runs its dataflow region once per iteration of the pass loops (the
@@ -81,7 +84,6 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
         return visits([n for n in names if n not in passes])
 
     n_pass = visits(passes)
-    all_tiles = visits([lp["name"] for lp in desc["loops"]])
     pass_tiles = visits_in_pass([lp["name"] for lp in desc["loops"]])
     pe_names = [n for n, m in mods.items() if m["kind"] == "pe"]
     pe_mod = mods[pe_names[0]]
@@ -125,6 +127,9 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
                     emax(acc, eceil(lat[l3_out_name] / (out_visits * drain_blocks)))
                 terms[n] = lat[n] + tail + d_out
             # a chain's boundary module moves a subset of what its head moves: never the bound
+            elif m["role"] == "drain" and not m["boundary"]:
+                # the drain path starts with the first output visit, like the writer
+                terms[n] = first + tile * inner_tiles + lat[n]
             elif m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not m["boundary"]:
                 terms[n] = first + lat[n] + drain
         return terms, first, drain
@@ -143,7 +148,7 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
                                   for n, m in mods.items()})
         passes_total = n_pass * (read_frac * emax(*reading.values()) + (1 - read_frac) * emax(*quiet.values()))
     comm = n_pass * emax(*[lat[reader[o["name"]]] for o in inputs], lat[l3_out_name])
-    compute = all_tiles * tile
+    compute = n_pass * emax(*[lat[n] for n in pe_names])  # what the PEs take (inner tiles flattened)
     latency = passes_total + (n_pass - 1) * region_restart if variant == "accurate" \
         else emax(compute, comm)
     total_bram, bram_parts = bram18k(desc, subst)

@@ -32,7 +32,7 @@ def representative_tiling(design: Design) -> dict[str, int]:
 def build_model(space: KernelSpace, design: Design, *, platform: Platform, variant: str = "accurate",
                 layouts: Mapping[str, Layout] | None = None) -> DesignModel:
     """The model of every tiling of ``design``; ``layouts`` as in
-    :func:`~odyssey.codegen.generate.generate` (every array row-major by default)."""
+    :func:`~odyssey.codegen.generate.generate` (every array serialized by default)."""
     desc = generate_descriptor(space, design, representative_tiling(design),
                                platform=_platform_name(platform), layouts=layouts)
     ops = float(len(desc["compute"]["ops_per_lane"]) * domain_points(space))

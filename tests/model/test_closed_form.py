@@ -20,16 +20,17 @@ every PE through L1 chains (along j) and an L2 chain (along i), one element per 
   ``acc = T_i2*T_j2`` elements per visit of the C tile: ``PE_drain = visits_C*(acc - 1 + 10)``
   with ``visits_C = ti*tj`` for ``<[i,j],k>`` and every tile for the two other orderings
   (their C tile changes every tile).
-* L3 readers (perfect nests, flattened): ``N`` words, ``(N-1) + 3 + bursts*20``:
-  A: ``N = visits_A*Pi*T_i2*(T_k1/lanes_A)``, one burst per box row;
-  B: ``N = visits_B*T_k1*Pj*(T_j2/lanes_B)``, one burst per row of all Pj boxes.
+* L3 readers (perfect nests, flattened): ``N`` words, ``(N-1) + 3 + bursts*20``, every array
+  serialized (the host writes each tile in the reader's order: one burst per visit):
+  A: ``N = visits_A*Pi*T_i2*(T_k1/lanes_A)``; B: ``N = visits_B*T_k1*Pj*(T_j2/lanes_B)``.
   ``visits_A``: (i,j,k) tiles for <[i,j],k> and <[j,k],i>, (i,k) for <[i,k],j>;
   ``visits_B``: all tiles, except (j,k) for <[j,k],i>.
-* C L3 writer: per visit ``Pi*Pj*acc`` elements, bursts of T_j2; with partial sums (the other
+* C L3 writer: per visit ``Pi*Pj*acc`` elements, one burst; with partial sums (the other
   two orderings) the same number is first read back with frequency ``1 - 1/tk``.
 * Design latency (accurate): max of the PE-bound, input-bound, output-bound and other-module
   terms of ``odyssey.model.build`` (prologue ``first = max(ceil(L3_A/visits_A), ceil(L3_B/visits_B))``,
-  ``drain = max(Pi*Pj*acc, ceil(C_L3 / visits_C))``): PE-bound ``first + PE + drain + 3``.
+  ``drain`` the slowest drain-path stage per output visit, a drain chain's forwarding loop
+  waiting ``3`` cycles per module after it): PE-bound ``first + PE + drain + 3``.
 """
 
 from __future__ import annotations
@@ -84,15 +85,20 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     visits_a = (ti * tk if order == "ij-ik.j" else tiles) // passes
     visits_b = (tj * tk if order == "ij-jk.i" else tiles) // passes
     na = visits_a * pi * t["T_i2"] * (t["T_k1"] // la)
-    l3a = pipe(na, bursts=na / (t["T_k1"] // la))
+    l3a = pipe(na, bursts=visits_a)  # serialized: one burst per visit
     nb = visits_b * t["T_k1"] * pj * (t["T_j2"] // lb)
-    l3b = pipe(nb, bursts=nb / ((t["T_j2"] // lb) * pj))
+    l3b = pipe(nb, bursts=visits_b)
     elems = pi * pj * acc
-    write = pipe(elems, bursts=elems / t["T_j2"])
-    l3c = pipe(visits_c * elems, bursts=visits_c * elems / t["T_j2"])
+    write = pipe(elems, bursts=1)
+    l3c = pipe(visits_c * elems, bursts=visits_c)
     read_back = 0.0 if on_chip else visits_c * (1 - 1 / tk) * write  # the reader, averaged over passes
     first = max(ceil(l3a / visits_a), ceil(l3b / visits_b))
-    drain = max(elems, ceil(l3c / visits_c))  # the last visit through the chain and the writer
+    # the drain path per output visit: the L2 chain along i (its own row of Pj blocks, then the
+    # rows after it, whose last element comes through Pi I/O pipelines), the L1 chains along j
+    # likewise, the PE drains, the writer; the epilogue is the slowest of them
+    l2 = pipe(pj * acc) + pipe((pi - 1) * pj * acc, depth=3 * pi)
+    l1 = pipe(acc) + pipe((pj - 1) * acc, depth=3 * pj)
+    drain = max(ceil(l2), ceil(l1), ceil(pipe(acc, 1, 10)), ceil(l3c / visits_c))
     return {"PE": pe, "PE_drain": pe_drain, "A_IO_L3_in": l3a, "B_IO_L3_in": l3b, "C_L3": l3c,
             "C_read": read_back, "passes": passes,
             "bound:PE": first + pe + drain + 3,
