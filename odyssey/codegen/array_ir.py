@@ -178,13 +178,16 @@ def _buffers(ctx: Ctx) -> tuple[Buffer, ...]:
     for g in t.space:
         pes_sym = pes_sym * g.outer_sym
     o = ctx.output
-    for name, role, double in (("acc", "accumulator", True), ("acc_running", "running_sums", False)):
-        out.append(Buffer(name, role, o.name, "PE", o.array.name, o.ctype, o.bits, (acc_n,), (acc_sym,),  # type: ignore[arg-type]
-                          double, t.num_pes, pes_sym))
-    if has_cin(ctx):
+    out.append(Buffer("acc", "accumulator", o.name, "PE", o.array.name, o.ctype, o.bits, (acc_n,), (acc_sym,),
+                      True, t.num_pes, pes_sym, ctx.acc_partition()))
+    out.append(Buffer("acc_running", "running_sums", o.name, "PE", o.array.name, o.ctype, o.bits, (acc_n,),
+                      (acc_sym,), False, t.num_pes, pes_sym))
+    if has_cin(ctx):  # words of the output's packing, one per drain-path word
         n, n_sym = _positions(ctx, o.inj)
+        words_sym = ctx.out_words_sym()
         out.append(Buffer(f"{o.name}_partial_block", "partial_sums", o.name, f"{o.name}_IO_L2_in",
-                          o.array.name, o.ctype, o.bits, (acc_n,), (acc_sym,), True, n, n_sym))
+                          o.array.name, o.word_type, o.bits * o.lanes, (int(evaluate(words_sym, ctx.env)),),
+                          (words_sym,), True, n, n_sym, packing_lanes=o.lanes))
     return tuple(out)
 
 
@@ -199,8 +202,8 @@ def _ports(ctx: Ctx) -> tuple[DramPort, ...]:
     o = ctx.output
     words = _words(ctx, o)
     if has_cin(ctx):  # read back through its own port, bound to the output's buffer by the host
-        out.append(DramPort(io.cin_port(o), o.name, "read", o.ctype, o.bits, 1, const(1), words))
-    out.append(DramPort(o.name, o.name, "write", o.ctype, o.bits, 1, const(1), words))
+        out.append(DramPort(io.cin_port(o), o.name, "read", o.word_type, o.bits, o.lanes, o.lanes_sym, words))
+    out.append(DramPort(o.name, o.name, "write", o.word_type, o.bits, o.lanes, o.lanes_sym, words))
     return tuple(out)
 
 
@@ -216,7 +219,7 @@ def _host_images(ctx: Ctx) -> tuple[HostImage, ...]:
 
     o = ctx.output
     return (*(image(op, op.lanes, op.word_type, "read") for op in ctx.inputs),
-            image(o, 1, o.ctype, "read_write" if has_cin(ctx) else "write"))
+            image(o, o.lanes, o.word_type, "read_write" if has_cin(ctx) else "write"))
 
 
 __all__ = ["ArrayIR", "Buffer", "BufferRole", "Channel", "DramPort", "HostAccess", "HostImage", "Process",

@@ -13,10 +13,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from odyssey.codegen.geometry import OperandGeom
+from odyssey.codegen.geometry import OperandGeom, Partition
 from odyssey.codegen.hls_ast import For, Stmt
 from odyssey.codegen.tiling import LoopGeom, Tiling
-from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, evaluate, lt, where
+from odyssey.expr import (
+    Expr,
+    ceil_div,
+    const,
+    eceil,
+    elog2,
+    emax,
+    evaluate,
+    floor_div,
+    lt,
+    sym,
+    where,
+)
 from odyssey.polyhedral.scop import Scop, Statement
 
 #: C names of element types in generated helper function names
@@ -240,6 +252,20 @@ class Ctx:
         for _, s, v in self.acc_dims():
             e, n = e * s, n * v
         return e, n
+
+    def out_words_sym(self) -> Expr:
+        """Words of one accumulator block on the drain path: ``acc / LANES_<output>`` (symbolic
+        in the lanes whatever their value at this tiling: the models read it at every tiling;
+        a row-major output moves elements)."""
+        acc, _ = self.acc_size()
+        return acc // sym(self.output.lanes_macro) if self.output.layout == "serialized" else acc
+
+    def acc_partition(self) -> tuple[Partition, ...]:
+        """Banks of the accumulator block: the PE drain reads ``LANES`` consecutive elements
+        per word, two per bank (a BRAM bank has two ports), so ``max(1, LANES / 2)`` cyclic
+        banks (kept at factor 1 too: the models read the symbolic factor)."""
+        o = self.output
+        return (Partition(1, max(1, o.lanes // 2), emax(1, floor_div(o.lanes_sym, 2))),)
 
     def acc_index(self, values: dict[str, str]) -> str:
         idx = "0"

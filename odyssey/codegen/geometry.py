@@ -84,7 +84,17 @@ class OperandGeom:
 
     @property
     def word_type(self) -> str:
+        """The type of a word on the operand's I/O path: ``lanes`` packed elements (an output
+        that is not packed moves plain elements)."""
+        if self.role != "input" and self.lanes == 1:
+            return self.ctype
         return f"{self.name}_t{self.lanes}"
+
+    @property
+    def packed(self) -> bool:
+        """Words are ``ap_uint`` bit vectors of ``lanes`` elements (every input; the output
+        when it moves more than one element per word)."""
+        return self.word_type != self.ctype
 
     def dep(self, loop: str) -> bool:
         return any(s.coeff(loop) != 0 for s in self.ref.subscripts)
@@ -134,8 +144,16 @@ def build_operands(scop: Scop, tiling: Tiling,
         role: Literal["input", "output"] = "input" if op.role == "input" else "output"
         simd = design.simd_loop is not None and any(s.coeff(design.simd_loop) for s in ref.subscripts)
         layout = layouts.get(ref.array, "serialized")
-        lanes_sym = _lanes_sym(ref, tiling, inj, box_sym[-1] if box_sym else const(1), arr.bits,
-                               aligned=layout == "row_major") if role == "input" else const(1)
+        if role == "input":
+            lanes_sym = _lanes_sym(ref, tiling, inj, box_sym[-1] if box_sym else const(1), arr.bits,
+                                   aligned=layout == "row_major")
+        elif layout == "serialized":  # the drain moves words of the flattened accumulator block
+            acc: Expr = const(1)
+            for name in design.parallel_loops:
+                acc = acc * tiling.loop(name).pe_range_sym
+            lanes_sym = pow2_lanes([acc], arr.bits)
+        else:
+            lanes_sym = const(1)
         lanes = int(evaluate(lanes_sym, tiling.as_dict))
         out.append(OperandGeom(
             name=names[op.ref_id], array=arr, ref=ref, role=role, inj=inj, chain=op.chain_loop,
@@ -189,6 +207,12 @@ def _lanes_sym(ref: Reference, tiling: Tiling, inj: tuple[str, ...], inner_ext: 
         fixed = gcd(fixed, c * lg.lower)
         if loop in inj:
             values.append(lg.t2_sym * c)
+    return pow2_lanes(values, bits, fixed=fixed)
+
+
+def pow2_lanes(values: list[Expr], bits: int, *, fixed: int = 0) -> Expr:
+    """The largest power of two ``L`` with ``L * bits <= 512`` dividing every expression of
+    ``values`` (and the integer ``fixed``), as an expression of the tiling."""
     result: Expr = const(1)
     lanes = 2
     cands = []

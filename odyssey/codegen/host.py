@@ -9,9 +9,11 @@ in a different order than the loop nest). The testbench is built as AST nodes an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import prod
 
 from odyssey.codegen.array_ir import ArrayIR, HostImage
+from odyssey.codegen.context import of_bits
 from odyssey.codegen.hls_ast import (
     Call,
     Commented,
@@ -152,55 +154,74 @@ def _serial_loops(im: HostImage, body: tuple[Stmt, ...]) -> Stmt:
     return inner[0]
 
 
-def _coords(im: HostImage, lane: str | None) -> tuple[Stmt, str, str]:
-    """The element's coordinates ``c0 ..`` (``lane`` added to the last), the C test that they
-    lie in the original array, and its flat index there."""
-    coords = list(im.layout.coords)
-    if lane is not None:
+def _coords(im: HostImage, lane: str | None) -> tuple[tuple[Stmt, ...], str, str]:
+    """Declarations of the element's coordinates ``c0 ..`` for lane ``lane`` of the current
+    word (along the last dimension for an input, along the flattened accumulator block for a
+    serialized output), the C test that they lie in the original array, and its flat index
+    there."""
+    lay = im.layout
+    pre: tuple[Stmt, ...] = ()
+    coords = list(lay.coords)
+    if lay.lane_decls:
+        pre = (Decls("long", tuple((n, v.format(lane=lane or "0")) for n, v in lay.lane_decls)),)
+    elif lane is not None:
         coords[-1] = f"{coords[-1]} + {lane}"
     names = tuple(f"c{d}" for d in range(len(coords)))
-    decl = Decls("long", tuple(zip(names, coords, strict=True)))
+    decls = (*pre, Decls("long", tuple(zip(names, coords, strict=True))))
     inside = " && ".join(f"{c} >= 0 && {c} < {n}" for c, n in zip(names, im.shape, strict=True))
-    return decl, inside, _flat(im.shape, names)
+    return decls, inside, _flat(im.shape, names)
+
+
+def _lanes(im: HostImage, body: Callable[[str | None], tuple[Stmt, ...]]) -> tuple[Stmt, ...]:
+    """``body(lane)`` for every lane of the current word (``None`` for unpacked words)."""
+    if not im.packed:
+        return body(None)
+    return (For("ln", im.layout.lanes_trip, (Scope(body("ln")),)),)
 
 
 def _serialize(im: HostImage) -> Stmt:
     """Write the array into its serialized image in the kernel's order; elements outside the
     array (padding) stay zero."""
-    if im.packed:
-        b = im.bits
-        decl, inside, flat = _coords(im, "ln")
-        lane = Scope((decl, Guard(inside, (Line(f"{im.operand}_dram[k](ln * {b} + {b - 1}, ln * {b}) = "
-                                                f"bits_of({im.array}_buf[{flat}])"),))))
-        body: tuple[Stmt, ...] = (For("ln", im.layout.lanes_trip, (lane,)),)
-    else:
-        decl, inside, flat = _coords(im, None)
-        body = (decl, Guard(inside, (Line(f"{im.operand}_dram[k] = {im.array}_buf[{flat}]"),)))
-    return _serial_loops(im, body)
+    b = im.bits
+
+    def store(lane: str | None) -> tuple[Stmt, ...]:
+        decls, inside, flat = _coords(im, lane)
+        src = f"{im.array}_buf[{flat}]"
+        put = (f"{im.operand}_dram[k](ln * {b} + {b - 1}, ln * {b}) = bits_of({src})" if lane is not None
+               else f"{im.operand}_dram[k] = {src}")
+        return (*decls, Guard(inside, (Line(put),)))
+
+    return _serial_loops(im, _lanes(im, store))
 
 
 def _compare(out: HostImage) -> Stmt:
     """Loops over the output comparing the kernel's image (``hw``) with the reference (``sw``);
     the first five mismatches are printed, all are counted in ``errors`` and the compared
     elements in ``seen``."""
-    if out.layout.kind == "serialized":
-        decl, inside, flat = _coords(out, None)
-        idx: tuple[str, ...] = tuple(f"c{d}" for d in range(len(out.shape)))
-        hw, sw = f"{out.operand}_dram[k]", f"{out.array}_buf[{flat}]"
-    else:
-        idx = _indices(out)
-        hw, sw = f"{out.operand}_dram[{_flat(out.dram_shape, idx)}]", f"{out.array}_buf[{_flat(out.shape, idx)}]"
-    values = Decls(out.elem, (("hw", hw), ("sw", sw)))
+    serial = out.layout.kind == "serialized"
     if out.is_float:
         bad = f"std::fabs((double)hw - (double)sw) > {FLOAT_ATOL} + {FLOAT_RTOL} * std::fabs((double)sw)"
     else:
         bad = "hw != sw"
-    fmt = f'"mismatch at {",".join("%ld" if out.layout.kind == "serialized" else "%d" for _ in idx)}: hw=%g ref=%g\\n"'
+    idx = tuple(f"c{d}" for d in range(len(out.shape))) if serial else _indices(out)
+    fmt = f'"mismatch at {",".join("%ld" if serial else "%d" for _ in idx)}: hw=%g ref=%g\\n"'
     report = Guard("errors < 5", (Call("std::printf", (fmt, *idx, "(double)hw", "(double)sw")),))
-    check = (values, If(bad, (report, Line("errors++"))))
-    if out.layout.kind == "serialized":
-        return _serial_loops(out, (decl, If(inside, (Line("seen++"), *check))))
-    return _loops(out.shape, Scope(check))
+
+    def check(hw: str, sw: str) -> tuple[Stmt, ...]:
+        return (Decls(out.elem, (("hw", hw), ("sw", sw))), If(bad, (report, Line("errors++"))))
+
+    if not serial:
+        hw, sw = f"{out.operand}_dram[{_flat(out.dram_shape, idx)}]", f"{out.array}_buf[{_flat(out.shape, idx)}]"
+        return _loops(out.shape, Scope(check(hw, sw)))
+    b = out.bits
+
+    def compare(lane: str | None) -> tuple[Stmt, ...]:
+        decls, inside, flat = _coords(out, lane)
+        hw = (f"{of_bits(out.elem)}({out.operand}_dram[k](ln * {b} + {b - 1}, ln * {b}))" if lane is not None
+              else f"{out.operand}_dram[k]")
+        return (*decls, If(inside, (Line("seen++"), *check(hw, f"{out.array}_buf[{flat}]"))))
+
+    return _serial_loops(out, _lanes(out, compare))
 
 
 def _indices(im: HostImage) -> tuple[str, ...]:

@@ -246,15 +246,23 @@ def _acc_loops(ctx: Ctx, body: tuple[Stmt, ...], ii: int | None = 1) -> tuple[St
     return out
 
 
+def _out_visit(ctx: Ctx, op: OperandGeom, layout: DramLayout, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+    """``body`` once per word of an output visit: the layout's visit loops when serialized
+    (module positions, then the words of a block), else positions and accumulator axes."""
+    if layout.kind == "serialized":
+        return _nest(layout.visit, body)
+    return _block_positions(ctx, op.inj, _acc_loops(ctx, body))
+
+
 def l3_out(ctx: Ctx, op: OperandGeom) -> Function:
     """Writes every PE's results of a visit to DRAM."""
-    ctype = op.ctype
+    word = op.word_type
     layout = output_layout(ctx, op)
-    body = _block_positions(ctx, op.inj, _acc_loops(ctx, (
-        StreamRead("fifo_in", f"{ctype} v"),
-        DramWrite(op.name, layout.word_index(), "v", run=_run(layout, _out_run(ctx, op))))))
-    params = (Param(f"{ctype} *", op.name),
-              Param(stream_t(ctype), "fifo_in", by_ref=True, direction="in"))
+    body = _out_visit(ctx, op, layout, (
+        StreamRead("fifo_in", f"{word} v"),
+        DramWrite(op.name, layout.word_index(), "v", run=_run(layout, _out_run(ctx, op)))))
+    params = (Param(f"{word} *", op.name),
+              Param(stream_t(word), "fifo_in", by_ref=True, direction="in"))
     name = f"{op.name}_drain_IO_L3_out"
     return Function(name, params, ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
                     kind="io_l3_out", comment=f"{name}: writes {op.name} tiles to DRAM.", operand=op.name)
@@ -270,16 +278,16 @@ def cin_port(op: OperandGeom) -> str:
 def l3_cin(ctx: Ctx, op: OperandGeom) -> Function:
     """Reads the partial sums (or the initial values) of the output tiles of a visit from DRAM,
     for the visits that need them, and sends them down the partial-sum chain."""
-    ctype = op.ctype
+    word = op.word_type
     layout = output_layout(ctx, op)
     port = cin_port(op)
-    read = _block_positions(ctx, op.inj, _acc_loops(ctx, (
-        DramRead(port, layout.word_index(), f"{ctype} v", run=_run(layout, _out_run(ctx, op))),
-        StreamWrite("fifo_cin", "v"))))
+    read = _out_visit(ctx, op, layout, (
+        DramRead(port, layout.word_index(), f"{word} v", run=_run(layout, _out_run(ctx, op))),
+        StreamWrite("fifo_cin", "v")))
     cond, freq = ctx.cin_cond()
     body = (If(cond, read, freq=freq),) if cond != "true" else read
-    params = (Param(f"{ctype} *", port),
-              Param(stream_t(ctype), "fifo_cin", by_ref=True, direction="out"))
+    params = (Param(f"{word} *", port),
+              Param(stream_t(word), "fifo_cin", by_ref=True, direction="out"))
     name = f"{op.name}_IO_L3_in"
     return Function(name, params, ctx.tile_loops(ctx.order[: ctx.out_trunc], body),
                     kind="io_l3_cin", comment=f"{name}: reads the partial sums of {op.name} back from DRAM.", operand=op.name)
@@ -289,11 +297,11 @@ def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Fun
     """Drain module along ``op.inj[level]``: its own PE's (or lower chain's) results first,
     then everything the modules after it send."""
     s = op.inj[level]
-    ctype = op.ctype
+    ctype = op.word_type
     own_blocks: Expr = const(1)
     for lower in op.inj[level + 1 :]:
         own_blocks = own_blocks * ctx.g(lower).outer_sym
-    acc_sym, _ = ctx.acc_size()
+    acc_sym = ctx.out_words_sym()
     own = (For("e", own_blocks * acc_sym, (StreamRead("fifo_low", f"{ctype} v"), StreamWrite("fifo_out", "v")),
                pipeline_ii=1),)
     body: tuple[Stmt, ...] = own
@@ -318,10 +326,10 @@ def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Fun
 
 
 def cin_buffer_inter(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
-    """Partial sums of the output: lowest chain level, one block per PE, element words."""
-    ctype = op.ctype
+    """Partial sums of the output: lowest chain level, one block of words per PE."""
+    ctype = op.word_type
     cond, freq = ctx.cin_cond()
-    acc_sym, _ = ctx.acc_size()
+    acc_sym = ctx.out_words_sym()
     keep = (Line("blk[e] = v"),)
     s = op.inj[-1] if op.inj else None
     if s is None or boundary:
@@ -345,9 +353,9 @@ def cin_buffer_inter(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
 
 def cin_upper(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
     s0, s1 = op.inj
-    ctype = op.ctype
+    ctype = op.word_type
     cond, freq = ctx.cin_cond()
-    acc_sym, _ = ctx.acc_size()
+    acc_sym = ctx.out_words_sym()
     move = (StreamRead("fifo_in", f"{ctype} v"),
             If("c == 0", (StreamWrite("fifo_low", "v"),), () if boundary else (StreamWrite("fifo_out", "v"),)))
     rows = ctx.g(s0).outer_sym - sym(f"p_{s0}") if not boundary else const(1)
@@ -363,9 +371,9 @@ def cin_upper(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
 
 
 def cin_buffer_intra(ctx: Ctx, op: OperandGeom) -> Function:
-    ctype = op.ctype
+    ctype = op.word_type
     cond, freq = ctx.cin_cond()
-    acc_sym, _ = ctx.acc_size()
+    acc_sym = ctx.out_words_sym()
     feed = (Scope((Line(f"hls::read_lock<{blk_t(op)}> blk(blocks)"),
                    For("e", acc_sym, (StreamWrite("fifo_pe", "blk[e]"),), pipeline_ii=1))),)
     body = (If(cond, feed, freq=freq),) if cond != "true" else feed

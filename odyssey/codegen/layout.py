@@ -57,6 +57,11 @@ class DramLayout:
     lanes: int
     lanes_macro: str
     row_major_shape: tuple[int, ...]  # the padded array, for the row-major layout
+    # C declarations (name, value) that give the variables ``coords`` use from the lane: a
+    # serialized output's word holds consecutive elements of the flattened accumulator block,
+    # so its lane ``{lane}`` decodes into the block's axes ``a_<loop>``; empty for inputs,
+    # whose lanes run along the last array dimension
+    lane_decls: tuple[tuple[str, str], ...] = ()
 
     @property
     def visit_words(self) -> Expr:
@@ -147,10 +152,26 @@ def input_layout(ctx: Ctx, op: OperandGeom) -> DramLayout:
 
 
 def output_visit(ctx: Ctx, op: OperandGeom) -> tuple[Axis, ...]:
-    """The elements of one visit of the output, in the writer's order: the module positions
-    along the output's injection loops, then the accumulator block's axes."""
+    """The words of one visit of the output, in the writer's order: the module positions along
+    the output's injection loops, then the words ``aw`` of the flattened accumulator block
+    (serialized), or its axes ``a_<loop>``, one element each (row-major)."""
     positions = tuple(Axis(f"b_{s}", ctx.g(s).outer_sym) for s in op.inj)
+    if op.layout == "serialized":
+        return (*positions, Axis("aw", ctx.out_words_sym()))
     return (*positions, *(Axis(f"a_{name}", size) for name, size, _ in ctx.acc_dims()))
+
+
+def _acc_decls(ctx: Ctx, op: OperandGeom) -> tuple[tuple[str, str], ...]:
+    """``f``, the element's index in the flattened accumulator block (word ``aw``, lane
+    ``{lane}``), and its axes ``a_<loop>`` (the last axis fastest)."""
+    f = f"aw * {op.lanes_macro} + {{lane}}" if op.lanes > 1 else "aw"
+    out = [("f", f)]
+    stride = ""
+    for name, size, _ in reversed(ctx.acc_dims()):
+        div = f"f / ({stride})" if stride else "f"
+        out.append((f"a_{name}", f"{div} % ({to_c(size)})"))
+        stride = f"{stride} * ({to_c(size)})" if stride else f"({to_c(size)})"
+    return (out[0], *reversed(out[1:]))
 
 
 def output_layout(ctx: Ctx, op: OperandGeom) -> DramLayout:
@@ -160,8 +181,9 @@ def output_layout(ctx: Ctx, op: OperandGeom) -> DramLayout:
         base = _tile_value(ctx, name)
         vals[name] = f"{base} + b_{name} * T_{name}2 + a_{name}" if g.space else f"{base} + a_{name}"
     coords = tuple(index_c(sub, vals) for sub in op.ref.subscripts)
+    decls = _acc_decls(ctx, op) if op.layout == "serialized" else ()
     return DramLayout(op.name, op.layout, _tiles(ctx, op), output_visit(ctx, op), coords or ("0",),
-                      1, op.lanes_macro, op.dram_shape)
+                      op.lanes, op.lanes_macro, op.dram_shape, decls)
 
 
 def dram_layout(ctx: Ctx, op: OperandGeom) -> DramLayout:

@@ -31,7 +31,7 @@ from odyssey.codegen.hls_ast import (
     StreamWrite,
 )
 from odyssey.codegen.io_modules import stream_t
-from odyssey.expr import const, to_c
+from odyssey.expr import const, sym, to_c
 from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr
 
 
@@ -175,40 +175,58 @@ def acc_t(ctx: Ctx) -> str:
 
 
 def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
-    """Streams a finished accumulator block out, adding the partial sum it receives."""
+    """Streams a finished accumulator block out as words of ``LANES`` elements (the output's
+    packing), adding lane by lane the partial sums it receives in words of the same shape."""
     out = ctx.output
-    octype = out.ctype
+    octype, word, b = out.ctype, out.word_type, out.bits
     op = ctx.main.op
+    packed = out.packed
     params: list[Param] = [Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="in")]
-    drain_body: list[Stmt] = [Decl(octype, "r", init="acc[e]")]
+
+    def lane(w: str) -> str:
+        return f"{of_bits(octype)}({w}(ln * {b} + {b - 1}, ln * {b}))" if packed else w
+
+    head: list[Stmt] = []  # per word, before the lanes
+    base: str | None
     if variant.out_head and op == "=":
-        base = "0"
+        base = None
     elif variant.out_head:
         if ctx.needs_cin:
-            params.append(Param(stream_t(octype), f"fifo_{out.name}_cin", by_ref=True, direction="in"))
+            params.append(Param(stream_t(word), f"fifo_{out.name}_cin", by_ref=True, direction="in"))
             cond, _ = ctx.cin_cond()
-            base = f"(({cond}) ? fifo_{out.name}_cin.read() : ({octype})({ctx.c0}))" if cond != "true" \
-                else f"fifo_{out.name}_cin.read()"
+            if cond != "true":
+                head.append(Decl(word, "bw", init=f"({cond}) ? fifo_{out.name}_cin.read() : {word}(0)"))
+                base = f"({cond}) ? {lane('bw')} : ({octype})({ctx.c0})"
+            else:
+                head.append(Decl(word, "bw", init=f"fifo_{out.name}_cin.read()"))
+                base = lane("bw")
         else:
             base = f"({octype})({ctx.c0})"
     else:
-        params.append(Param(stream_t(octype), f"fifo_{out.name}_in", by_ref=True, direction="in"))
-        base = f"fifo_{out.name}_in.read()"
-    if op != "=":  # `=` has no reduction: the PE's value is the result
+        params.append(Param(stream_t(word), f"fifo_{out.name}_in", by_ref=True, direction="in"))
+        head.append(Decl(word, "bw", init=f"fifo_{out.name}_in.read()"))
+        base = lane("bw")
+    elem = f"acc[e * LANES_{out.name} + ln]" if packed else "acc[e]"
+    lane_body: list[Stmt] = [Decl(octype, "r", init=elem)]
+    if base is not None and op != "=":  # `=` has no reduction: the PE's value is the result
         sign = {"+=": "+", "-=": "-", "*=": "*"}[op]
-        drain_body.append(Decl(octype, "base", init=base))
-        drain_body.append(Line(f"r = base {sign} r"))
+        lane_body += [Decl(octype, "base", init=base), Line(f"r = base {sign} r")]
     target = f"fifo_{out.name}_drain" if variant.out_tail else f"fifo_{out.name}_out"
-    params.append(Param(stream_t(octype), target, by_ref=True, direction="out"))
-    drain_body.append(StreamWrite(target, "r"))
-    acc_sym, _ = ctx.acc_size()
-    drain = For("e", acc_sym, tuple(drain_body), pipeline_ii=1, pipeline_depth=ctx.drain_depth())
+    params.append(Param(stream_t(word), target, by_ref=True, direction="out"))
+    if packed:
+        lane_body.append(Line(f"ow(ln * {b} + {b - 1}, ln * {b}) = bits_of(r)"))
+        drain_body: list[Stmt] = [*head, Decl(word, "ow"),
+                                  For("ln", sym(out.lanes_macro), tuple(lane_body), unroll=True),
+                                  StreamWrite(target, "ow")]
+    else:
+        drain_body = [*head, *lane_body, StreamWrite(target, "r")]
+    drain = For("e", ctx.out_words_sym(), tuple(drain_body), pipeline_ii=1, pipeline_depth=ctx.drain_depth())
     body = ctx.tile_loops(ctx.order[: ctx.out_trunc],
                           (Scope((Line(f"hls::read_lock<{acc_t(ctx)}> acc(acc_blocks)"), drain)),))
     template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
     name = variant.drain_name(ctx)
     return Function(name, tuple(params), body, template=template, kind="pe_drain", operand=out.name,
-                    comment=f"{name}: drains the accumulator of its PE.")
+                    comment=f"{name}: drains the accumulator of its PE ({out.lanes}-element words).")
 
 
 def op_table(ctx: Ctx) -> list[str]:

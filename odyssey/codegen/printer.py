@@ -95,7 +95,7 @@ def kernel_files(ctx: Ctx, ir: ArrayIR, header_comment: str, *, burst_overhead: 
     """``(kernel.h, kernel.cpp)`` texts."""
     defines = [(n, str(v)) for n, v in ctx.scop.params]
     defines += [(n, str(v)) for n, v in ctx.tiling.values]
-    defines += [(op.lanes_macro, str(op.lanes)) for op in ctx.inputs]
+    defines += [(op.lanes_macro, str(op.lanes)) for op in ctx.operands]
     defines.append(("ODYSSEY_DRAM_BURST_OVERHEAD", str(burst_overhead)))
     defines.append(("ODYSSEY_REGION_RESTART", str(region_restart)))
     ctypes = {op.ctype for op in ctx.operands}

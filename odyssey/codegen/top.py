@@ -26,6 +26,7 @@ from odyssey.codegen.hls_ast import (
 from odyssey.codegen.io_modules import feed_statements
 from odyssey.codegen.pe import acc_t, pe_drain_function, pe_function, variant_of
 from odyssey.errors import CodegenError
+from odyssey.expr import evaluate
 from odyssey.platforms import assumption
 
 
@@ -155,10 +156,12 @@ def build_array(ctx: Ctx) -> Array:
                     upper=partial(_upper_in, ctx, op), lower=partial(_lower_in, ctx, op))
 
     out = ctx.output
-    oct_, obits = out.ctype, out.bits
-    arr.typedef(Typedef(oct_, acc_t(ctx), (ctx.acc_size()[1],)))
+    oct_, obits = out.word_type, out.bits * out.lanes  # the drain path moves packed words
+    if out.packed:
+        arr.typedef(Typedef(f"ap_uint<{obits}>", oct_))
+    arr.typedef(Typedef(out.ctype, acc_t(ctx), (ctx.acc_size()[1],)))
     if ctx.needs_cin:
-        arr.typedef(Typedef(oct_, io.blk_t(out), (ctx.acc_size()[1],)))
+        arr.typedef(Typedef(oct_, io.blk_t(out), (int(evaluate(ctx.out_words_sym(), ctx.env)),)))
 
     # PEs
     for pos in positions:
@@ -166,6 +169,7 @@ def build_array(ctx: Ctx) -> Array:
         fname = arr.fn(pe_function(ctx, variant, simd))
         dname = arr.fn(pe_drain_function(ctx, variant))
         acc_blocks = arr.fifo(f"acc_{_pos_name(pos, space)}", acc_t(ctx), 0, kind="blocks")
+        arr.partitions[acc_blocks] = ctx.acc_partition()
         args: list[str] = []
         dargs: list[str] = [acc_blocks]
         for op in ctx.inputs:
@@ -249,7 +253,7 @@ def has_cin(ctx: Ctx) -> bool:
 
 def _cin_chain(ctx: Ctx, arr: Array, out: OperandGeom, sizes: dict[str, int], src: str,
                space: tuple[str, ...], tail: dict[str, int]) -> None:
-    oct_, obits = out.ctype, out.bits
+    oct_, obits = out.word_type, out.bits * out.lanes
     inj = out.inj
     head = {s: 0 for s in space}
     intra = arr.fn(io.cin_buffer_intra(ctx, out))

@@ -72,13 +72,16 @@ def test_host_images_describe_what_the_host_builds() -> None:
     ir = _build(ks, design, MM, "u250").ir
     images = {im.operand: im for im in ir.host_images}
     assert [(im.operand, im.access, im.packed) for im in ir.host_images] == [
-        ("A", "read", True), ("B", "read", True), ("C", "read_write", False)]
+        ("A", "read", True), ("B", "read", True), ("C", "read_write", True)]
     assert images["A"].shape == (37, 43) and images["C"].shape == (37, 41)
-    assert images["A"].lanes > 1 and images["C"].lanes == 1  # inputs pack lanes to a word
+    assert images["A"].lanes > 1 and images["C"].lanes > 1  # serialized images pack words
     for p in ir.ports:  # the image behind every port holds exactly the words the port declares
         im = images[p.operand]
         assert (im.words, im.lanes, im.word_type) == (p.words, p.lanes, p.ctype)
+    rows = _build(ks, design, MM, "u250", {"A": "row_major", "B": "row_major", "C": "row_major"}).ir
+    for im in rows.host_images:  # row-major: the padded array, lanes to a word
         assert im.words * im.lanes == prod(im.dram_shape)
+    assert [im.packed for im in rows.host_images] == [True, True, False]  # the output: elements
     host = dict(generate(ks, design, MM).files)["host.cpp"]
     for im in ir.host_images:
         assert f"std::vector<{im.word_type}> {im.operand}_dram({im.words});" in host

@@ -17,7 +17,8 @@ every PE through L1 chains (along j) and an L2 chain (along i), one element per 
   inner tile loops it accumulates along (flattened with its loops, a perfect nest):
   ``PE = visits_C*((inner*n - 1)*II + depth)`` (``inner = tk`` for ``<[i,j],k>``, else 1);
   its drain process streams
-  ``acc = T_i2*T_j2`` elements per visit of the C tile: ``PE_drain = visits_C*(acc - 1 + 10)``
+  ``acc = T_i2*T_j2`` elements per visit of the C tile in words of ``lanes_C`` (the largest
+  power of two <= 16 dividing acc): ``PE_drain = visits_C*(acc/lanes_C - 1 + 10)``
   with ``visits_C = ti*tj`` for ``<[i,j],k>`` and every tile for the two other orderings
   (their C tile changes every tile).
 * L3 readers (perfect nests, flattened): ``N`` words, ``(N-1) + 3 + bursts*20``, every array
@@ -25,7 +26,7 @@ every PE through L1 chains (along j) and an L2 chain (along i), one element per 
   A: ``N = visits_A*Pi*T_i2*(T_k1/lanes_A)``; B: ``N = visits_B*T_k1*Pj*(T_j2/lanes_B)``.
   ``visits_A``: (i,j,k) tiles for <[i,j],k> and <[j,k],i>, (i,k) for <[i,k],j>;
   ``visits_B``: all tiles, except (j,k) for <[j,k],i>.
-* C L3 writer: per visit ``Pi*Pj*acc`` elements, one burst; with partial sums (the other
+* C L3 writer: per visit ``Pi*Pj*acc/lanes_C`` words, one burst; with partial sums (the other
   two orderings) the same number is first read back with frequency ``1 - 1/tk``.
 * Design latency (accurate): max of the PE-bound, input-bound, output-bound and other-module
   terms of ``odyssey.model.build`` (prologue ``first = max(ceil(L3_A/visits_A), ceil(L3_B/visits_B))``,
@@ -80,7 +81,8 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     visits_c = ti * tj if on_chip else tiles // passes  # output visits in one pass
     inner = tk if on_chip else 1
     pe = visits_c * pipe(inner * n, ii, depth)
-    pe_drain = visits_c * pipe(acc, 1, 10)
+    lc = pow2_div(acc)  # the drain path's words: lanes of the flattened accumulator block
+    pe_drain = visits_c * pipe(acc // lc, 1, 10)
     la, lb = pow2_div(t["T_k1"]), pow2_div(t["T_j2"])
     visits_a = (ti * tk if order == "ij-ik.j" else tiles) // passes
     visits_b = (tj * tk if order == "ij-jk.i" else tiles) // passes
@@ -88,17 +90,17 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     l3a = pipe(na, bursts=visits_a)  # serialized: one burst per visit
     nb = visits_b * t["T_k1"] * pj * (t["T_j2"] // lb)
     l3b = pipe(nb, bursts=visits_b)
-    elems = pi * pj * acc
-    write = pipe(elems, bursts=1)
-    l3c = pipe(visits_c * elems, bursts=visits_c)
+    words = pi * pj * acc // lc
+    write = pipe(words, bursts=1)
+    l3c = pipe(visits_c * words, bursts=visits_c)
     read_back = 0.0 if on_chip else visits_c * (1 - 1 / tk) * write  # the reader, averaged over passes
     first = max(ceil(l3a / visits_a), ceil(l3b / visits_b))
     # the drain path per output visit: the L2 chain along i (its own row of Pj blocks, then the
     # rows after it, whose last element comes through Pi I/O pipelines), the L1 chains along j
     # likewise, the PE drains, the writer; the epilogue is the slowest of them
-    l2 = pipe(pj * acc) + pipe((pi - 1) * pj * acc, depth=3 * pi)
-    l1 = pipe(acc) + pipe((pj - 1) * acc, depth=3 * pj)
-    drain = max(ceil(l2), ceil(l1), ceil(pipe(acc, 1, 10)), ceil(l3c / visits_c))
+    l2 = pipe(pj * acc // lc) + pipe((pi - 1) * pj * acc // lc, depth=3 * pi)
+    l1 = pipe(acc // lc) + pipe((pj - 1) * acc // lc, depth=3 * pj)
+    drain = max(ceil(l2), ceil(l1), ceil(pipe(acc // lc, 1, 10)), ceil(l3c / visits_c))
     return {"PE": pe, "PE_drain": pe_drain, "A_IO_L3_in": l3a, "B_IO_L3_in": l3b, "C_L3": l3c,
             "C_read": read_back, "passes": passes,
             "bound:PE": first + pe + drain + 3,
@@ -149,24 +151,25 @@ def test_mm_1d_dsp_bram_latency() -> None:
     PE loops: j.1 (16), k.1 (64), i.2 (8), j.2 (4): n = 32768, II = 1 (8*4 >= 8),
     depth 2+4+2*8+8 = 30, tile = 32767 + 30 = 32797, tiles = 8*4*1 = 32 (k has one tile, so
     each tile is one visit of the C tile).
-    acc = T_i2*T_j1 = 512 per PE, drain loop 511 + 10 = 521, visits_C = 8*4 = 32.
+    acc = T_i2*T_j1 = 512 per PE, drained in words of 16 (the largest power of two <= 16
+    dividing 512): drain loop 31 + 10 = 41, visits_C = 8*4 = 32.
     BRAM: A block T_i2 x T_k1 = 2048 elements, banks max(lanes 16, S 4) = 16, depth 128,
     128*32 bits > 1024 -> 1 block per bank: 4 modules x 2 buffers x 16 = 128;
     B block (one module, B flows along i) T_k1 x T_j1 = 256 x 64: the feeder reads S = 4 lanes
     along k (dim 1) and the writer 16 packed elements along j (dim 2), so 4 x 16 = 64 banks of
     ceil(256/4) * ceil(64/16) = 256 elements (8192 bits) -> 1 block each: 1 x 2 x 64 = 128;
-    acc 512 elements, one bank of
-    512*32 bits -> 1 block, double-buffered (compute / drain): 2 per PE, 8; the PE's running
-    sums, the same 512 elements in one plain array: 1 per PE, 4. Total 268."""
+    acc 512 elements in 8 banks (the drain reads 16 per word, two per bank) of 64 elements,
+    2048 bits -> 1 block each, double-buffered (compute / drain): 16 per PE, 64; the PE's
+    running sums, the same 512 elements in one plain array: 1 per PE, 4. Total 324."""
     ks = analyse(load_scop("kernels/mm.c", {"I": "256", "J": "256", "K": "256"}))
     m = build_model(ks, ks.design("i-ij.k"), platform=PLAT)
     r = m.evaluate_one({"T_i1": 32, "T_j1": 64, "T_k1": 256, "T_i2": 8, "T_j2": 4, "T_k2": 4})
     assert r["dsp"] == 80
-    assert r["bram18k"] == 268
-    assert r["bram:A_block"] == 128 and r["bram:B_block"] == 128 and r["bram:acc"] == 8
+    assert r["bram18k"] == 324
+    assert r["bram:A_block"] == 128 and r["bram:B_block"] == 128 and r["bram:acc"] == 64
     assert r["bram:acc_running"] == 4
     assert r["module:PE"] == 32 * 32797
-    assert r["module:PE_drain"] == 32 * 521
+    assert r["module:PE_drain"] == 32 * 41
     assert r["pe_ii"] == 1
 
 
