@@ -261,6 +261,9 @@ class Unit:
     defines: tuple[tuple[str, str], ...] = ()
     typedefs: tuple[Typedef, ...] = ()
     extra: tuple[str, ...] = field(default=())  # declarations printed after the typedefs
+    # macros the included headers read (the timed simulation's timing assumptions): printed
+    # before the includes
+    configure: tuple[tuple[str, str], ...] = ()
 
 
 # --- printing ---------------------------------------------------------------------------
@@ -402,6 +405,9 @@ def print_function(f: Function, *, prototype: bool = False) -> str:
 def print_unit(u: Unit) -> str:
     out = [f"// {line}" if line else "//" for line in u.header_comment.splitlines()]
     if out:  # a unit without a header comment starts with its includes
+        out.append("")
+    if u.configure:
+        out.extend(f"#define {name} {value}" for name, value in u.configure)
         out.append("")
     out.extend(f"#include {inc}" for inc in u.includes)
     if u.defines:

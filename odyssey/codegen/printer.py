@@ -96,15 +96,16 @@ def kernel_files(ctx: Ctx, ir: ArrayIR, header_comment: str, *, burst_overhead: 
     defines = [(n, str(v)) for n, v in ctx.scop.params]
     defines += [(n, str(v)) for n, v in ctx.tiling.values]
     defines += [(op.lanes_macro, str(op.lanes)) for op in ctx.operands]
-    defines.append(("ODYSSEY_DRAM_BURST_OVERHEAD", str(burst_overhead)))
-    defines.append(("ODYSSEY_REGION_RESTART", str(region_restart)))
+    # the timed simulation's assumptions, before the headers that read them
+    configure = (("ODYSSEY_DRAM_BURST_OVERHEAD", str(burst_overhead)),
+                 ("ODYSSEY_REGION_RESTART", str(region_restart)))
     ctypes = {op.ctype for op in ctx.operands}
     tops = top_functions(ctx, ir)
     proto = print_function(tops[-1], prototype=True)
     header = Unit(
         header_comment,
         ('"ap_int.h"', '"hls_stream.h"', '"hls_streamofblocks.h"', '"odyssey_bits.h"', '"odyssey_dataflow.h"'),
-        bit_helpers(ctypes), tuple(defines), ir.typedefs, extra=(proto,),
+        bit_helpers(ctypes), tuple(defines), ir.typedefs, extra=(proto,), configure=configure,
     )
     h_text = "#ifndef ODYSSEY_KERNEL_H\n#define ODYSSEY_KERNEL_H\n" + print_unit(header) + "#endif\n"
     body: list[str] = [f"// {line}" for line in header_comment.splitlines()]
