@@ -43,15 +43,25 @@ def mm64() -> KernelSpace:
 @pytest.fixture(scope="module")
 def pool(mm64: KernelSpace) -> tuple[Candidate, ...]:
     designs = [mm64.design(d) for d in DESIGNS]
-    return model_candidates(mm64, platform=load_platform("u250"), designs=designs, top_k=80,
-                            samples=400, seed=0)
+    out = model_candidates(mm64, platform=load_platform("u250"), designs=designs, top_k=80,
+                           samples=400, seed=0)
+    BLIND_PENALTY.clear()
+    BLIND_PENALTY[out[0].key] = 1.3
+    return out
+
+
+#: the model's own best tiling of the pool is this much slower in the stand-in "truth", so that
+#: taking the model's best blindly is a poor choice whatever the pool (set by the pool fixture)
+BLIND_PENALTY: dict[tuple[object, ...], float] = {}
 
 
 def distortion(c: Candidate) -> float:
-    """Smooth in the log tiling factors, with a phase per design (crc32: stable across runs)."""
+    """Smooth in the log tiling factors, with a phase per design (crc32: stable across runs),
+    times :data:`BLIND_PENALTY` for the model's best."""
     t = dict(c.tiling)
     phase = 2 * np.pi * (zlib.crc32(c.design.encode()) % 1000) / 1000
-    return 1.0 + 0.15 * float(np.sin(phase + 2.0 + 0.7 * np.log(t["T_i1"] * t["T_k1"])))
+    smooth = 1.0 + 0.15 * float(np.sin(phase + 2.0 + 0.7 * np.log(t["T_i1"] * t["T_k1"])))
+    return smooth * BLIND_PENALTY.get(c.key, 1.0)
 
 
 class Fake:
