@@ -309,10 +309,10 @@ def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Fun
     if not boundary:
         rest = (ctx.g(s).outer_sym - sym(f"p_{s}") - 1) * own_blocks * acc_sym
         # the forwarding loop waits for the data of every module after this one: a visit's
-        # last element reaches it after one I/O pipeline per module of the rest of the chain
+        # last element reaches it after one hop per module of the rest of the chain
         # (the model's view of the hops the timed simulation simulates; the printed depth is
         # the loop's own)
-        d = assumption("io_pipeline_depth").value
+        d = assumption("chain_hop_cycles").value
         hops = (ctx.g(s).outer_sym - sym(f"p_{s}")) * d
         body = (*own, For("e2", rest, (StreamRead("fifo_in", f"{ctype} v"), StreamWrite("fifo_out", "v")),
                           pipeline_ii=1, depth_sym=hops))

@@ -18,8 +18,10 @@ stage of the drain path: the epilogue), the latency is the largest of
 * output-bound: ``first + visit + L_{L3,out}``;
 * drain-path module ``m`` (PE drains, drain I/O levels): ``first + visit + L_m``, like the
   writer (a drain chain's forwarding loop counts the hops through the rest of the chain in
-  its depth: one I/O pipeline depth per module);
-* any other module ``m`` (chains, feeders): ``first + L_m + drain``;
+  its depth: ``chain_hop_cycles`` per module);
+* an input's chain or loader module ``m``: ``L_m + tile + drain + D_out``, like its reader (it
+  forwards words as the reader delivers them, from the region's start);
+* any other module ``m`` (feeders, which wait for their first block): ``first + L_m + drain``;
 
 These terms are those of one *pass*: a design whose ordering puts a reduction tile loop outside
 the output's loops runs its dataflow region once per iteration of the pass loops (the
@@ -130,6 +132,11 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
             elif m["role"] == "drain" and not m["boundary"]:
                 # the drain path starts with the first output visit, like the writer
                 terms[n] = first + tile * inner_tiles + lat[n]
+            elif m["role"] in ("chain", "loader") and not m["boundary"]:
+                # chains and loaders forward words as the reader delivers them: they start
+                # with the region, and after their last word the last tile is fed,
+                # computed and drained, as after the reader's
+                terms[n] = lat[n] + tile + drain + d_out
             elif m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not m["boundary"]:
                 terms[n] = first + lat[n] + drain
         return terms, first, drain

@@ -374,7 +374,7 @@ def _assumptions() -> dict[str, Any]:
 
 def assumption(name: str) -> Assumption:
     """One entry of ``platforms/assumptions.json`` (``region_restart_cycles``,
-    ``io_pipeline_depth``, ``fifo_depth``)."""
+    ``io_pipeline_depth``, ``fifo_depth``, ``chain_hop_cycles``)."""
     entry = _assumptions().get(name)
     if not isinstance(entry, dict) or not isinstance(entry.get("value"), int):
         raise PlatformError(f"{_ASSUMPTIONS}: `{name}` must be an object with an integer `value`")

@@ -31,7 +31,7 @@ every PE through L1 chains (along j) and an L2 chain (along i), one element per 
 * Design latency (accurate): max of the PE-bound, input-bound, output-bound and other-module
   terms of ``odyssey.model.build`` (prologue ``first = max(ceil(L3_A/visits_A), ceil(L3_B/visits_B))``,
   ``drain`` the slowest drain-path stage per output visit, a drain chain's forwarding loop
-  waiting ``3`` cycles per module after it): PE-bound ``first + PE + drain + 3``.
+  waiting ``chain_hop_cycles`` (1) cycle per module after it): PE-bound ``first + PE + drain + 3``.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from odyssey.platforms import assumption, load_platform
 
 PLAT = load_platform("u250")
 BURST = 20
+HOP = 1  # platforms/assumptions.json chain_hop_cycles: a word crosses one module per cycle
 
 
 def pow2_div(x: int, cap: int = 16) -> int:
@@ -96,10 +97,10 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     read_back = 0.0 if on_chip else visits_c * (1 - 1 / tk) * write  # the reader, averaged over passes
     first = max(ceil(l3a / visits_a), ceil(l3b / visits_b))
     # the drain path per output visit: the L2 chain along i (its own row of Pj blocks, then the
-    # rows after it, whose last element comes through Pi I/O pipelines), the L1 chains along j
+    # rows after it, whose last element comes through Pi hops), the L1 chains along j
     # likewise, the PE drains, the writer; the epilogue is the slowest of them
-    l2 = pipe(pj * acc // lc) + pipe((pi - 1) * pj * acc // lc, depth=3 * pi)
-    l1 = pipe(acc // lc) + pipe((pj - 1) * acc // lc, depth=3 * pj)
+    l2 = pipe(pj * acc // lc) + pipe((pi - 1) * pj * acc // lc, depth=HOP * pi)
+    l1 = pipe(acc // lc) + pipe((pj - 1) * acc // lc, depth=HOP * pj)
     drain = max(ceil(l2), ceil(l1), ceil(pipe(acc // lc, 1, 10)), ceil(l3c / visits_c))
     return {"PE": pe, "PE_drain": pe_drain, "A_IO_L3_in": l3a, "B_IO_L3_in": l3b, "C_L3": l3c,
             "C_read": read_back, "passes": passes,
