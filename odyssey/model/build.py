@@ -11,7 +11,9 @@ modules ``d`` whose role is ``drain`` or ``writer`` (the last output tile throug
 stage of the drain path: the epilogue), the latency is the largest of
 
 * PE-bound: ``first + L_PE + drain + D_out``;
-* input-bound, for each input ``X``: ``L_{L3,X} + tile + drain + D_out``;
+* input-bound, for each input ``X``: ``ahead(L_{L3,X}) + tile + drain + D_out``, a reader of
+  ``v > 2`` visits running at most two visits (its loaders' ping-pong blocks) ahead of the PEs:
+  ``ahead(L) = max(L, first + tile + (v - 2) * L / v)``;
 * partial-sum-bound: ``L_{L3,cin} + tail + D_out``, the reader of partial sums starting with
   the region; ``tail`` is the epilogue ``drain`` when the partial sums run through a chain of
   PEs, else the last drain block's way out, ``max(acc, L_{L3,out} / (visits * blocks))``;
@@ -19,7 +21,7 @@ stage of the drain path: the epilogue), the latency is the largest of
 * drain-path module ``m`` (PE drains, drain I/O levels): ``first + visit + L_m``, like the
   writer (a drain chain's forwarding loop counts the hops through the rest of the chain in
   its depth: ``chain_hop_cycles`` per module);
-* an input's chain or loader module ``m``: ``L_m + tile + drain + D_out``, like its reader (it
+* an input's chain or loader module ``m``: ``ahead(L_m) + tile + drain + D_out``, like its reader (it
   forwards words as the reader delivers them, from the region's start);
 * any other module ``m`` (feeders, which wait for their first block): ``first + L_m + drain``;
 
@@ -42,10 +44,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from odyssey.codegen.array_ir import BufferRole
-from odyssey.codegen.descriptor_schema import SCHEMA_VERSION, Descriptor, ExprJson
+from odyssey.codegen.descriptor_schema import SCHEMA_VERSION, Descriptor, ExprJson, OperandJson
 from odyssey.codegen.roles import ModuleKind
 from odyssey.errors import ModelError
-from odyssey.expr import Expr, const, eceil, emax, from_json, mul, substitute
+from odyssey.expr import Expr, const, eceil, emax, emin, from_json, mul, substitute
 from odyssey.model.design_model import DesignModel, ParamSpec
 from odyssey.model.latency import module_latency, pipeline_depth, read_back_fraction
 from odyssey.model.resources import bram18k, dsp, loop_table, offchip_bytes
@@ -97,6 +99,12 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     drain_blocks = mul(*[loops[s]["outer"] for s in out_op["injection_loops"]]) if out_op["injection_loops"] else const(1)
     out_visits = visits_in_pass(out_op["reload_loops"])
     reader = {m["operand"]: n for n, m in mods.items() if m["kind"] == "io_l3_in"}
+    by_name = {o["name"]: o for o in inputs}
+    # visits an input's path can move before the PEs take any: the blocks of its lowest-level
+    # block ring (``hls::stream_of_blocks``, 2 deep: a ping-pong pair) when double-buffered
+    ahead_blocks = {o["name"]: 2 if any(b["operand"] == o["name"] and b["double_buffered"]
+                                        for b in desc["memory"] if b["role"] == "input_block") else 1
+                    for o in inputs}
     l3_out_name = next(n for n, m in mods.items() if m["role"] == "writer")
     # a chain's boundary module moves a subset of what its head moves: never the slowest
     drain_path = [n for n, m in mods.items() if m["role"] in ("drain", "writer") and not m["boundary"]]
@@ -116,8 +124,19 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
             "PE": first + emax(*[lat[n] for n in pe_names]) + drain + d_out,
             l3_out_name: first + tile * inner_tiles + lat[l3_out_name],
         }
+
+        def ahead(o: OperandJson, l_m: Expr) -> Expr:
+            """When a module of input ``o``'s path, taking ``l_m`` for its ``v`` visits, ends:
+            it runs ahead of the PEs by the blocks its loaders hold (``ahead_blocks``), then
+            waits for the PEs to free one (``first + tile``) and moves the other ``v - B``
+            visits at its own pace."""
+            v = visits_in_pass(o["reload_loops"])
+            b = ahead_blocks[o["name"]]
+            late = emin(1, emax(0, v - b))  # 1 when there are more visits than blocks
+            return emax(l_m, late * (first + tile + l_m / v * (v - b)))
+
         for o in inputs:
-            terms[reader[o["name"]]] = l3_in[o["name"]] + tile + drain + d_out
+            terms[reader[o["name"]]] = ahead(o, l3_in[o["name"]]) + tile + drain + d_out
         for n, m in mods.items():
             if m["kind"] == "io_l3_cin":
                 # the partial-sum reader starts with the region, like the input readers. When
@@ -136,7 +155,8 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
                 # chains and loaders forward words as the reader delivers them: they start
                 # with the region, and after their last word the last tile is fed,
                 # computed and drained, as after the reader's
-                terms[n] = lat[n] + tile + drain + d_out
+                o = by_name.get(m["operand"])  # None on the partial-sum path
+                terms[n] = (lat[n] if o is None else ahead(o, lat[n])) + tile + drain + d_out
             elif m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not m["boundary"]:
                 terms[n] = first + lat[n] + drain
         return terms, first, drain
