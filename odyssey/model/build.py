@@ -155,8 +155,8 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
                 # chains and loaders forward words as the reader delivers them: they start
                 # with the region, and after their last word the last tile is fed,
                 # computed and drained, as after the reader's
-                o = by_name.get(m["operand"])  # None on the partial-sum path
-                terms[n] = (lat[n] if o is None else ahead(o, lat[n])) + tile + drain + d_out
+                path = by_name.get(m["operand"] or "")  # None on the partial-sum path
+                terms[n] = (lat[n] if path is None else ahead(path, lat[n])) + tile + drain + d_out
             elif m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not m["boundary"]:
                 terms[n] = first + lat[n] + drain
         return terms, first, drain
