@@ -18,6 +18,11 @@ class KernelParseError(OdysseyError):
     """The C source cannot be read, preprocessed or parsed."""
 
 
+class UnknownSizeError(KernelParseError):
+    """A ``-D NAME=VALUE`` whose NAME is not a size parameter (``#define NAME <integer>``) of
+    the kernel."""
+
+
 class NoScopError(KernelParseError):
     """The source has no ``#pragma scop`` / ``#pragma endscop`` region."""
 
@@ -82,3 +87,7 @@ class NetworkError(OdysseyError):
 
 class StudyError(OdysseyError):
     """An architecture study that is unknown, misconfigured, or cannot run."""
+
+
+class OutputPathError(OdysseyError):
+    """An output file or folder that cannot be written (checked before any work starts)."""

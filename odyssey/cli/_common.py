@@ -1,12 +1,27 @@
-"""Helpers shared by the subcommands: argument types, -D parsing, plain-text tables."""
+"""Helpers shared by the subcommands: argument types, -D parsing, kernels by name, full
+tilings, progress lines, plain-text tables."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import math
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from odyssey.codegen.geometry import LAYOUTS, Layout
-from odyssey.errors import OdysseyError
+from odyssey.errors import OdysseyError, TilingError
+
+if TYPE_CHECKING:
+    from odyssey.codegen.geometry import Layout
+
+DEFINE_HELP = ("set a size parameter of the kernel (a `#define NAME <integer>` in it) to a "
+               "positive integer; repeatable, e.g. -D I=1024")
+KERNEL_HELP = ("C file with a #pragma scop region, or the name of a bundled kernel (mm, cnn, "
+               "dwconv, mv, fir, lu, mttkrp, syrk, ttmc) usable from any folder")
+PLATFORM_HELP = "bundled platform name (u250, ...) or a platform JSON file (default u250)"
+SEED_HELP = "random seed, a non-negative integer (default 0)"
 
 
 def defines(items: Sequence[str]) -> dict[str, str]:
@@ -22,6 +37,8 @@ def defines(items: Sequence[str]) -> dict[str, str]:
 def layouts(items: Sequence[str]) -> dict[str, Layout]:
     """``--layout ARRAY=row_major`` (repeatable, or comma-separated) as a mapping; the
     generator checks the array names and the layouts against the kernel."""
+    from odyssey.codegen.geometry import LAYOUTS
+
     out: dict[str, Layout] = {}
     for item in (x for group in items for x in group.split(",") if x):
         name, sep, value = item.partition("=")
@@ -45,9 +62,89 @@ def positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
     return value
+
+
+def seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer below 2**63, got {text!r}")
+    return value
+
+
+def kernel_file(text: str) -> str:
+    """A kernel argument: an existing C file, or the name of a bundled kernel (``mm``)."""
+    from odyssey.frontend.bundled import bundled_kernel, bundled_kernels
+
+    path = Path(text)
+    if path.is_file():
+        return text
+    if path.exists():
+        raise argparse.ArgumentTypeError(f"{text}: is not a file; give a C file or a bundled "
+                                         f"kernel ({', '.join(bundled_kernels())})")
+    bundled = bundled_kernel(text)
+    if bundled is not None:
+        return str(bundled)
+    raise argparse.ArgumentTypeError(f"{text}: no such file, and no bundled kernel of that name; "
+                                     f"the bundled kernels are {', '.join(bundled_kernels())} "
+                                     "(e.g. mm)")
+
+
+def full_tiling(design: Any, text: str) -> dict[str, int]:
+    """``--tiling`` text with every tiling parameter of ``design`` given, else TilingError
+    naming the missing ones (nothing is filled in silently)."""
+    from odyssey.codegen.tiling import parse_tiling_text
+
+    values = parse_tiling_text(text)
+    missing = [p.name for p in design.params if p.name not in values]
+    if missing:
+        raise TilingError(f"--tiling: design {design.id} also needs {', '.join(missing)} "
+                          f"(its parameters are {', '.join(p.name for p in design.params)}; "
+                          "1 means no tiling at that level; `odyssey designs KERNEL --json -` "
+                          "lists their ranges)")
+    return values
+
+
+class ProgressLine:
+    """A progress line on standard error: rewritten in place on a terminal; elsewhere (a
+    log, a pipe) printed as a new line at most every ``every`` seconds, so a long search is
+    never silent and a log never floods."""
+
+    def __init__(self, every: float = 5.0, live: bool | None = None) -> None:
+        self.live = sys.stderr.isatty() if live is None else live
+        self.every = every
+        self._last = time.perf_counter()
+        self._shown = False
+
+    def __call__(self, text: str, *, force: bool = False) -> None:
+        if self.live:
+            print(f"\r{text}\x1b[K", end="", file=sys.stderr, flush=True)
+            self._shown = True
+            return
+        now = time.perf_counter()
+        if force or now - self._last >= self.every:
+            self._last = now
+            print(text, file=sys.stderr, flush=True)
+
+    def clear(self) -> None:
+        """Remove the live line (nothing to do in a log)."""
+        if self.live and self._shown:
+            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+            self._shown = False
+
+
+def share(used: float, of: float, label: str) -> str:
+    """``used`` as a labelled share: ``"95.8% of usable"``."""
+    return f"{100 * used / of:.1f}% of {label}" if of else f"- of {label}"
+
+
+def dict_text(values: Mapping[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in values.items())
 
 
 def positive_int(text: str) -> int:

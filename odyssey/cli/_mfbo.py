@@ -6,13 +6,12 @@ above the ``max`` variant)."""
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
-from pathlib import Path
 from typing import Any
 
-from odyssey.cli._common import defines, table
+from odyssey.cli._common import ProgressLine, defines, table
+from odyssey.cli._output import emit_dir, emit_json
 from odyssey.errors import OdysseyError
 
 DEFAULT_BUDGET = 20
@@ -55,31 +54,26 @@ def run_mfbo_command(args: argparse.Namespace) -> int:
     designs = ks.designs if args.design == "all" else (ks.design(args.design),)
     platform = load_platform(args.platform)
     low, high = ("accurate", args.fidelity) if sim or hls else ("max", "accurate")
-    live = sys.stderr.isatty()
-    if live:
-        print(f"screening {len(designs)} design(s) on the {low} model ...", end="",
-              file=sys.stderr, flush=True)
+    line = ProgressLine()
+    line(f"screening {len(designs)} design(s) on the {low} model ...", force=True)
     pool = model_candidates(ks, platform=platform, designs=designs, top_k=TOP_K,
                             samples=args.samples or SCREEN_SAMPLES, seed=args.seed, variant=low)
     if not pool:
         print("no feasible design point found")
-        return 1
+        return 2
     expensive = (TimedSimFidelity(ks) if sim else HlsFidelity(ks) if hls
                  else ModelFidelity.build(ks, designs, platform=platform, variant="accurate"))
 
     def report(s: MFBOStep) -> None:
-        if live:
-            m = s.measurement
-            got = f"{m.cycles:,.0f}" if m.cycles else m.status
-            print(f"\r[{s.index + 1}/{budget}] {s.candidate.design}: {high} {got} cycles "
-                  f"(model {s.candidate.model_cycles:,.0f})\x1b[K", end="", file=sys.stderr,
-                  flush=True)
+        m = s.measurement
+        got = f"{m.cycles:,.0f}" if m.cycles else m.status
+        line(f"[{s.index + 1}/{budget}] {s.candidate.design}: {high} {got} cycles "
+             f"(model {s.candidate.model_cycles:,.0f})", force=True)
 
     try:
         result = run_mfbo(pool, expensive, budget=budget, seed=args.seed, progress=report)
     finally:
-        if live:
-            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+        line.clear()
     best, blind = result.best, result.blind
     rows = [["#", "", "design", f"{low} cycles", f"{high} cycles", "error", "DSP",
              "seconds", "tiling"]]
@@ -107,19 +101,19 @@ def run_mfbo_command(args: argparse.Namespace) -> int:
                   "confirmed best")
     else:
         print(f"no evaluation succeeded with the {high} fidelity")
-    if args.json:
-        Path(args.json).write_text(json.dumps(_record(args, result, low, high), indent=1) + "\n")
+    emit_json(args.json, _record(args, result, low, high))
     if args.emit and best is not None:
         from odyssey.codegen.generate import generate
         from odyssey.codegen.writer import write_design
 
         gen = generate(ks, ks.design(best.candidate.design), dict(best.candidate.tiling),
                        seed=args.seed, command=["odyssey", *sys.argv[1:]])
-        print(f"wrote {write_design(gen, Path(args.emit))}/ for design {best.candidate.design}")
+        out = emit_dir(args.emit, lambda path: write_design(gen, path), "--emit")
+        print(f"wrote {out}/ for design {best.candidate.design}")
     if result.interrupted:
         print("odyssey: interrupted; the evaluations so far are listed", file=sys.stderr)
         return 130
-    return 0 if best is not None else 1
+    return 0 if best is not None else 2
 
 
 def _record(args: argparse.Namespace, result: Any, low: str, high: str) -> dict[str, Any]:

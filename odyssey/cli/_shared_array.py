@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from pathlib import Path
 
 from odyssey.cli._common import table
+from odyssey.cli._output import emit_json
 
 
 def run_shared_array(args: argparse.Namespace) -> int:
@@ -54,6 +53,5 @@ def run_shared_array(args: argparse.Namespace) -> int:
           f"the shared array reaches {ideal / top.latency_cycles:.0%} of it")
     print("hardware: PE grid, SIMD lanes, latency hiding and buffer capacities (T_t1 of time "
           "loops); per layer: time-loop tiles only (docs/shared_array.md)")
-    if args.json:
-        Path(args.json).write_text(json.dumps(shared_array_record(network.name, arrays), indent=1) + "\n")
+    emit_json(args.json, shared_array_record(network.name, arrays))
     return 0

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from odyssey.cli._common import table
+from odyssey.cli._common import ProgressLine, table
+from odyssey.cli._output import emit_json, emit_text
 
 
 def run_transfer(args: argparse.Namespace) -> int:
@@ -22,18 +23,18 @@ def run_transfer(args: argparse.Namespace) -> int:
     platform = load_platform(args.platform)
     history_doc, history = _load_history(args.history)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0
-    live = sys.stderr.isatty()
+    line = ProgressLine()
 
     def report(label: str) -> ProgressFn | None:
         def show(p: TransferProgress) -> None:
-            print(f"\r{label}: shape {p.shape}/{p.shapes} [{p.layers}] design "
-                  f"{p.design}/{p.designs} {p.design_id}: best {p.best_gops:.1f} GOP/s, "
-                  f"{p.seconds:.0f} s\x1b[K", end="", file=sys.stderr, flush=True)
-        return show if live else None
+            line(f"{label}: shape {p.shape}/{p.shapes} [{p.layers}] design "
+                 f"{p.design}/{p.designs} {p.design_id}: best {p.best_gops:.1f} GOP/s, "
+                 f"{p.seconds:.0f} s")
+        return show
 
     if args.no_compare:
         return _transfer_only(args, network, platform, time_s, history_doc, history,
-                              report("with transfer"))
+                              report("with transfer"), line)
     try:
         runs = tune_together(
             network, [Mode(transfer=False, seed=args.seed), Mode(seed=args.seed)],
@@ -41,8 +42,7 @@ def run_transfer(args: argparse.Namespace) -> int:
             samples=args.samples, time_s=time_s, method=args.method, history=history,
             progress=[report("from scratch"), report("with transfer")])
     finally:
-        if live:
-            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+        line.clear()
     scratch, transfer = runs
     c = compare(scratch, transfer, quality=QUALITY)
     rows = [["layers", "kind", "sizes", "from", "scratch GOP/s", "transfer GOP/s",
@@ -68,9 +68,7 @@ def run_transfer(args: argparse.Namespace) -> int:
         print(f"not reached with transfer (charged the whole search): {', '.join(c.unreached)}")
     print(f"whole runs: {scratch.seconds:.1f} s from scratch, {transfer.seconds:.1f} s with "
           "transfer")
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps(comparison_record(c, scratch, transfer), indent=1) + "\n")
+    emit_json(args.json, comparison_record(c, scratch, transfer))
     _save_history(args.history, history_doc, transfer)
     interrupted = scratch.interrupted or transfer.interrupted
     if interrupted:
@@ -80,21 +78,19 @@ def run_transfer(args: argparse.Namespace) -> int:
 
 
 def _transfer_only(args: argparse.Namespace, network: Any, platform: Any, time_s: float | None,
-                   history_doc: Any, history: Any, progress: Any) -> int:
+                   history_doc: Any, history: Any, progress: Any, line: ProgressLine) -> int:
     """``--no-compare``: the transfer run alone, printed as ``odyssey network`` prints."""
     from odyssey.cli.network_cmd import print_network
     from odyssey.network.transfer import tune_layers
     from odyssey.network.transfer_report import network_result
 
-    live = sys.stderr.isatty()
     try:
         run = tune_layers(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
                           platform=platform, design=args.design, samples=args.samples,
                           time_s=time_s, seed=args.seed, method=args.method, history=history,
                           progress=progress)
     finally:
-        if live:
-            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+        line.clear()
     result = network_result(run, kernel=args.kernel, platform=platform,
                             dw_kernel=args.dw_kernel)
     print(f"tuned with transfer ({args.method}, "
@@ -128,8 +124,5 @@ def _save_history(path: str | None, old: Any, run: Any) -> None:
 
     if path is None:
         return
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(json.dumps(merge_history(old, run)) + "\n")
-    tmp.replace(target)
-    print(f"history: {len(run.shapes)} shapes added to {target}")
+    emit_text(path, json.dumps(merge_history(old, run)) + "\n", "--history")
+    print(f"history: {len(run.shapes)} shapes added to {path}")

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from odyssey.cli._common import positive_float, positive_int, table
+from odyssey.cli._common import (
+    PLATFORM_HELP,
+    SEED_HELP,
+    ProgressLine,
+    kernel_file,
+    positive_float,
+    positive_int,
+    seed,
+    table,
+)
+from odyssey.cli._output import add_json, emit_json, outputs
 from odyssey.errors import OdysseyError
 
 
@@ -32,23 +40,21 @@ def _cmd_network(args: argparse.Namespace) -> int:
     network = load_network(args.network)
     platform = load_platform(args.platform)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0
-    live = sys.stderr.isatty()
+    line = ProgressLine()
 
     def report(p: NetworkProgress) -> None:
         t = p.tuner
         best = max(p.best_gops, t.best_throughput_gops if t else 0.0)
-        print(f"\r[shape {p.shape}/{p.shapes}: {','.join(p.layers)}] design {p.design}/{p.designs} "
-              f"{p.design_id}: best {best:.1f} GOP/s, {p.seconds:.0f} s\x1b[K",
-              end="", file=sys.stderr, flush=True)
+        line(f"[shape {p.shape}/{p.shapes}: {','.join(p.layers)}] design {p.design}/{p.designs} "
+             f"{p.design_id}: best {best:.1f} GOP/s, {p.seconds:.0f} s")
 
     try:
         result = tune_network(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
                               platform=platform, design=args.design, time_s=time_s,
                               samples=args.samples, seed=args.seed, method=args.method,
-                              progress=report if live else None)
+                              progress=report)
     finally:
-        if live:
-            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+        line.clear()
     return print_network(result, platform=platform.name, clock_mhz=platform.clock_mhz,
                          design=args.design, json_out=args.json)
 
@@ -99,20 +105,20 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
     if result.interrupted:
         print(f"odyssey: interrupted; results of {len(result.shapes)} of {n_shapes} shapes",
               file=sys.stderr)
-    if json_out:
-        Path(json_out).write_text(json.dumps(network_record(result), indent=1) + "\n")
+    emit_json(json_out, network_record(result))
     if result.interrupted:
         return 130
-    return 1 if result.missing else 0
+    return 2 if result.missing else 0
 
 
 def register(sub: Any) -> None:
     """Add this module's subcommands to the `odyssey` parser."""
     nw = sub.add_parser("network", help="tune every convolution layer of a CNN (identical shapes once)")
     nw.add_argument("network", help="bundled network (vgg16, resnet50, mobilenetv2) or a network JSON file")
-    nw.add_argument("--kernel", default="kernels/cnn.c",
-                    help="kernel of the conv and pointwise layers (default kernels/cnn.c)")
-    nw.add_argument("--dw-kernel", metavar="KERNEL",
+    nw.add_argument("--kernel", default="cnn", type=kernel_file,
+                    help="kernel of the conv and pointwise layers: a C file or a bundled kernel "
+                         "name (default cnn, the bundled cnn.c)")
+    nw.add_argument("--dw-kernel", metavar="KERNEL", type=kernel_file,
                     help="kernel of the depthwise layers (default dwconv.c next to --kernel)")
     nw.add_argument("--design", default="all",
                     help="design id or index of --kernel on every layer, or `all`: each layer's "
@@ -121,13 +127,13 @@ def register(sub: Any) -> None:
                     help="search time per design and shape (default 2 when --samples is not given)")
     nw.add_argument("--samples", type=positive_int, metavar="N",
                     help="evaluations per design and shape (with --time, whichever ends first)")
-    nw.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    nw.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
+    nw.add_argument("--seed", type=seed, default=0, help=SEED_HELP)
+    nw.add_argument("--platform", default="u250", help=PLATFORM_HELP)
     nw.add_argument("--method", metavar="NAME",
                     help="search method, a name of odyssey.tune.TUNERS (default odyssey: MP seed + "
                          "evolutionary search; with --transfer, evolutionary); an unknown name "
                          "lists them")
-    nw.add_argument("--json", metavar="OUT", help="write per-layer results and totals as JSON to OUT")
+    add_json(nw, "per-layer results and totals")
     nw.add_argument("--shared-array", action="store_true",
                     help="one array for every layer: search the PE grid, SIMD, latency hiding and "
                          "buffer capacities once, tiles per layer (--time: per-layer optimum limit, "
@@ -144,4 +150,4 @@ def register(sub: Any) -> None:
     nw.add_argument("--no-compare", action="store_true",
                     help="with --transfer: tune with transfer only (no from-scratch run) and "
                          "print the per-layer results as without --transfer")
-    nw.set_defaults(func=_cmd_network)
+    nw.set_defaults(func=_cmd_network, outputs=outputs(("json", "file"), ("history", "history")))

@@ -6,31 +6,26 @@ import argparse
 import dataclasses
 import json
 import math
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from odyssey.cli._common import defines, positive_float, positive_int, table
+from odyssey.cli._common import (
+    DEFINE_HELP,
+    KERNEL_HELP,
+    PLATFORM_HELP,
+    ProgressLine,
+    defines,
+    kernel_file,
+    positive_float,
+    positive_int,
+    seed,
+    table,
+)
+from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
 from odyssey.errors import OdysseyError
 
 _DEFAULT_TIME_S = 60.0
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary sibling, then rename over ``path``: never half-written."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _reference(text: str | None, objectives: tuple[str, ...]) -> dict[str, float]:
@@ -98,8 +93,6 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
     objectives = parse_objectives(args.objectives)
     reference = _reference(args.reference, objectives)
     out = Path(args.out) if args.out else None
-    if out is not None and out.exists() and not out.is_dir():
-        raise OdysseyError(f"--out {out}: exists and is not a directory")
     sizes = defines(args.define)
     ks = analyse(load_scop(args.kernel, sizes), max_dim=2 if args.design == "all" else 3)
     designs = ks.designs if args.design == "all" else (ks.design(args.design),)
@@ -108,19 +101,26 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
     time_s = args.time
     if time_s is None and args.samples is None and args.method != "exact":
         time_s = _DEFAULT_TIME_S
-    live = sys.stderr.isatty()
+    line = ProgressLine()
     interrupted = False
 
     def report(p: ParetoProgress) -> None:
-        print(f"\r{p.method}: {p.design_id}, {p.evaluations:,} evaluations, front {p.front_size}, "
-              f"{p.seconds:.0f} s, {100 * p.fraction:.0f}%\x1b[K", end="", file=sys.stderr, flush=True)
+        rate = p.evaluations / p.seconds if p.seconds > 0 else 0.0
+        if time_s is not None and p.method != "exact":
+            left = f"{max(0.0, time_s - p.seconds):.0f} s left"
+        elif p.fraction > 0:
+            left = f"about {p.seconds * (1 - p.fraction) / p.fraction:.0f} s left"
+        else:
+            left = "time left unknown"
+        line(f"{p.method}: {p.design_id}, front {p.front_size} points, {p.evaluations:,} "
+             f"evaluations ({rate:,.0f}/s), {p.seconds:.0f} s, {100 * p.fraction:.0f}% done, "
+             f"{left}")
 
     print(f"pareto: {len(models)} design(s) on {platform.name}, objectives {','.join(objectives)}",
           file=sys.stderr)
     try:
         result = pareto_front(models, objectives, method=args.method, time_s=time_s,
-                              samples=args.samples, seed=args.seed,
-                              progress=report if live else None)
+                              samples=args.samples, seed=args.seed, progress=report)
         if reference:
             ref = tuple(reference.get(o, r) for o, r in zip(objectives, result.reference, strict=True))
             result = dataclasses.replace(result, reference=ref, hypervolume=result.hypervolume_at(ref))
@@ -131,12 +131,10 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
                             "true_hypervolume": result.hypervolume,
                             "found_hypervolume": result.hypervolume, "seconds": 0.0}
             else:
-                print("\rpareto: enumerating the exact front for ADRS\x1b[K", file=sys.stderr)
-                true = pareto_front(models, objectives, method="exact",
-                                    progress=report if live else None)
+                line("pareto: enumerating the exact front for ADRS", force=True)
+                true = pareto_front(models, objectives, method="exact", progress=report)
                 if true.status != "complete":
-                    print("\rpareto: ADRS skipped: the exact enumeration was interrupted\x1b[K",
-                          file=sys.stderr)
+                    line("pareto: ADRS skipped: the exact enumeration was interrupted", force=True)
                     interrupted = True
                 else:
                     adrs_doc = {"value": adrs(true.matrix(), result.matrix()),
@@ -146,21 +144,27 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
                                 "true_reference": dict(zip(objectives, true.reference, strict=True)),
                                 "seconds": true.seconds}
     finally:
-        if live:
-            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+        line.clear()
     print(_summary(result, adrs_doc))
+    meta = {"kernel": str(args.kernel), "sizes": sizes, "designs": [d.id for d in designs],
+            "command": _command(args), "time_s": time_s, "samples": args.samples, "adrs": adrs_doc}
+    doc = _finite(front_json(result, meta))
+    emit_json(args.json, doc)
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        meta = {"kernel": str(args.kernel), "sizes": sizes, "designs": [d.id for d in designs],
-                "command": _command(args),
-                "time_s": time_s, "samples": args.samples, "adrs": adrs_doc}
-        doc = front_json(result, meta)
-        title = front_title(result, meta)
-        text = json.dumps(_finite(doc), indent=1, allow_nan=False) + "\n"
-        _write_atomic(out / "front.json", text.encode())
-        _write_atomic(out / "front.csv", front_csv(result).encode())
-        _write_atomic(out / "front.png", figure_png(plot_front(result, title=title)))
-        print(f"wrote {out}/front.json, front.csv, front.png")
+        from odyssey.fsutil import write_bytes_atomically, write_text_atomically
+
+        text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
+        png = figure_png(plot_front(result, title=front_title(result, meta)))
+
+        def write(folder: Path) -> Path:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_text_atomically(folder / "front.json", text)
+            write_text_atomically(folder / "front.csv", front_csv(result))
+            write_bytes_atomically(folder / "front.png", png)
+            return folder
+
+        written = emit_dir(out, write)
+        print(f"wrote {written}/front.json, front.csv, front.png")
     if interrupted or result.status == "interrupted":
         print("odyssey: interrupted; wrote the front found so far" if out else
               "odyssey: interrupted", file=sys.stderr)
@@ -203,10 +207,10 @@ def _finite(x: Any) -> Any:
 def register(sub: Any) -> None:
     """Add `odyssey pareto` to the `odyssey` parser."""
     p = sub.add_parser("pareto", help="non-dominated designs and tilings (latency vs resources)")
-    p.add_argument("kernel", help="C file with a #pragma scop region")
+    p.add_argument("kernel", type=kernel_file, help=KERNEL_HELP)
     p.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a size parameter (repeatable)")
-    p.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
+                   help=DEFINE_HELP)
+    p.add_argument("--platform", default="u250", help=PLATFORM_HELP)
     p.add_argument("--design", default="all",
                    help="design id or index, or `all` (default): every dataflow and ordering together")
     p.add_argument("--objectives", default="latency,dsp,bram18k", metavar="A,B,...",
@@ -219,11 +223,14 @@ def register(sub: Any) -> None:
                    help=f"search time (default {_DEFAULT_TIME_S:g} s for nsga2 when --samples is not "
                         "given; exact runs to completion unless given)")
     p.add_argument("--samples", type=positive_int, metavar="N", help="model evaluations at most")
-    p.add_argument("--seed", type=int, default=0, help="random seed of nsga2 (default 0)")
+    p.add_argument("--seed", type=seed, default=0,
+                   help="random seed of nsga2, a non-negative integer (default 0)")
     p.add_argument("--reference", metavar="OBJ=VALUE,...",
                    help="reference point of the hypervolume (default: the usable budget of each "
                         "resource, the front's largest value of any other objective)")
     p.add_argument("--adrs", action="store_true",
                    help="also enumerate the exact front and report the ADRS of the found one")
-    p.add_argument("--out", metavar="DIR", help="write front.json, front.csv and front.png into DIR")
-    p.set_defaults(func=_cmd_pareto)
+    add_json(p, "the front (the same record as front.json)")
+    p.add_argument("--out", metavar="DIR",
+                   help="write front.json, front.csv and front.png into DIR (created if missing)")
+    p.set_defaults(func=_cmd_pareto, outputs=outputs(("json", "file"), ("out", "folder")))

@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 from typing import Any, Literal
 
-from odyssey.cli._common import positive_float, table
+from odyssey.cli._common import PLATFORM_HELP, positive_float, seed, table
+from odyssey.cli._output import emit_dir, outputs
 from odyssey.errors import OdysseyError
+
+#: width of `odyssey study --list`
+LIST_WIDTH = 100
 
 
 def _cmd_study(args: argparse.Namespace) -> int:
@@ -20,15 +25,16 @@ def _cmd_study(args: argparse.Namespace) -> int:
     from odyssey.studies.writer import check_out, format_value, write_study
 
     if args.list:
-        rows = [["name", "reproduces", "designs", "method"]]
-        rows += [[s.name, s.paper, s.designs, s.method] for s in STUDIES.values()]
-        print(table(rows))
+        print(_study_list(STUDIES.values()))
         return 0
     if args.name is None:
         raise OdysseyError("odyssey study: give a study NAME, or --list to see them")
     study = get_study(args.name)
     preset_name: Literal["full", "quick"] = "quick" if args.quick else "full"
-    out = check_out(Path(args.out) if args.out else _default_out(study.name, args.quick))
+    from odyssey.fsutil import check_dir_target
+
+    out = check_dir_target(check_out(Path(args.out) if args.out else
+                                     _default_out(study.name, args.quick)), "--out")
     platform = load_platform(args.platform or study.platform)
     live = sys.stderr.isatty()
     start = time.perf_counter()
@@ -47,7 +53,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
     finally:
         if live:
             print("\r\x1b[K", end="", file=sys.stderr, flush=True)
-    path = write_study(study, res, out)
+    path = emit_dir(out, lambda folder: write_study(study, res, folder))
     print(f"{study.title} ({preset_name} preset, {res.seconds:.1f} s)")
     rows = [["quantity", "ours", "paper", "source"]]
     for h in res.headlines:
@@ -58,12 +64,27 @@ def _cmd_study(args: argparse.Namespace) -> int:
     return 0
 
 
+def _study_list(studies: Any) -> str:
+    """One block per study, at most :data:`LIST_WIDTH` columns: the name and what it
+    reproduces, then its designs and method, wrapped."""
+    studies = list(studies)
+    indent = max(len(s.name) for s in studies) + 2
+    lines = []
+    for s in studies:
+        for n, (label, text) in enumerate((("", s.paper), ("designs: ", s.designs),
+                                           ("method: ", s.method))):
+            head = s.name.ljust(indent) if n == 0 else " " * indent
+            lines += textwrap.wrap(label + text, LIST_WIDTH, initial_indent=head,
+                                   subsequent_indent=" " * (indent + 2))
+    return "\n".join(lines)
+
+
 def _default_out(name: str, quick: bool) -> Path:
-    """``docs/results/NAME`` for the full preset; a temporary folder for ``--quick``, so a
-    quick run never replaces the committed results."""
+    """``odyssey-results/NAME`` in the working directory for the full preset; a temporary
+    folder for ``--quick``. Never the committed ``docs/results/`` (give ``--out`` for that)."""
     if quick:
         return Path(tempfile.gettempdir()) / "odyssey-studies" / f"{name}-quick"
-    return Path("docs") / "results" / name
+    return Path("odyssey-results") / name
 
 
 def register(sub: Any) -> None:
@@ -74,10 +95,13 @@ def register(sub: Any) -> None:
     st.add_argument("--quick", action="store_true",
                     help="small sizes and budgets (seconds; what the tests run)")
     st.add_argument("--out", metavar="DIR",
-                    help="output folder (default docs/results/NAME; with --quick a temporary one)")
-    st.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+                    help="output folder, replaced if it holds an earlier study (default "
+                         "odyssey-results/NAME; with --quick a temporary one; the committed "
+                         "results are docs/results/NAME)")
+    st.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     st.add_argument("--time", type=positive_float, metavar="SECONDS",
                     help="time budget per unit of work (per design, per layer; the study's "
                          "README says which), instead of the preset's")
-    st.add_argument("--platform", help="bundled platform name or JSON file (default: the study's, u250)")
-    st.set_defaults(func=_cmd_study)
+    st.add_argument("--platform",
+                    help=PLATFORM_HELP.replace("(default u250)", "(default: the study's, u250)"))
+    st.set_defaults(func=_cmd_study, outputs=outputs(("out", "study")))

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from odyssey.cli._common import defines, positive_float, positive_int, table
+from odyssey.cli._common import (
+    DEFINE_HELP,
+    KERNEL_HELP,
+    PLATFORM_HELP,
+    SEED_HELP,
+    ProgressLine,
+    defines,
+    kernel_file,
+    positive_float,
+    positive_int,
+    seed,
+    share,
+    table,
+)
+from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
 from odyssey.errors import OdysseyError
 
 
@@ -17,8 +29,11 @@ def _tune_record(design: Any, model: Any, tuner: Any, result: Any) -> dict[str, 
     best = result.best
     res = model.platform.resources
 
-    def usage(used: float, total: int) -> dict[str, float]:
-        return {"used": used, "fraction": used / total if total else 0.0}
+    def usage(used: float, name: str) -> dict[str, float]:
+        """``used`` of resource ``name``, as shares of the usable budget and of the device."""
+        usable, device = float(model.budget[name]), float(getattr(res, name))
+        return {"used": used, "usable": usable, "of_usable": used / usable if usable else 0.0,
+                "device": device, "of_device": used / device if device else 0.0}
 
     mp = getattr(tuner, "mp_result", None)
     mp_record = None
@@ -38,8 +53,8 @@ def _tune_record(design: Any, model: Any, tuner: Any, result: Any) -> dict[str, 
         "tiling": dict(best.tiling) if best else None,
         "latency_cycles": best.latency_cycles if best else None,
         "throughput_gops": best.throughput_gops if best else None,
-        "dsp": usage(best.dsp, res.dsp) if best else None,
-        "bram18k": usage(best.bram18k, res.bram18k) if best else None,
+        "dsp": usage(best.dsp, "dsp") if best else None,
+        "bram18k": usage(best.bram18k, "bram18k") if best else None,
         "samples": result.samples, "seconds": result.seconds, "stop_reason": result.stop_reason,
         # the tuner's bound search covered the whole space: no legal tiling is faster
         "proven_optimal": bool(getattr(tuner, "proven_optimal", False)),
@@ -50,8 +65,8 @@ def _tune_record(design: Any, model: Any, tuner: Any, result: Any) -> dict[str, 
 
 
 def _tune_table(records: list[dict[str, Any]], best_id: str | None) -> str:
-    rows = [["", "design", "dataflow", "ordering", "GOP/s", "latency", "DSP", "BRAM", "samples",
-             "s", "stop", "tiling"]]
+    rows = [["", "design", "dataflow", "ordering", "GOP/s", "latency", "DSP/usable",
+             "BRAM/usable", "samples", "s", "stop", "tiling"]]
     for r in records:
         if "error" in r:
             rows.append(["", r["design"], "", "", "-", "-", "-", "-", "-", "-", "error", r["error"]])
@@ -60,7 +75,8 @@ def _tune_table(records: list[dict[str, Any]], best_id: str | None) -> str:
         rows.append([
             "*" if r["design"] == best_id else "", r["design"], r["dataflow"], r["ordering"],
             f"{r['throughput_gops']:.1f}" if t else "-", f"{r['latency_cycles']:,.0f}" if t else "-",
-            f"{r['dsp']['fraction']:.0%}" if t else "-", f"{r['bram18k']['fraction']:.0%}" if t else "-",
+            f"{r['dsp']['of_usable']:.1%}" if t else "-",
+            f"{r['bram18k']['of_usable']:.1%}" if t else "-",
             str(r["samples"]), f"{r['seconds']:.1f}",
             "proven optimal" if r.get("proven_optimal") else r["stop_reason"],
             ",".join(f"{k}={v}" for k, v in t.items()) if t else "no feasible point",
@@ -75,7 +91,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
     from odyssey.platforms import load_platform
-    from odyssey.tune import TUNERS, Progress, make_tuner, run_tuner
+    from odyssey.tune.base import Progress, run_tuner
+    from odyssey.tune.registry import TUNERS, make_tuner
 
     if args.method not in TUNERS:
         raise OdysseyError(f"--method {args.method}: unknown search method; choose one of "
@@ -99,23 +116,24 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     ks = analyse(scop, max_dim=2 if args.design == "all" else 3)
     designs = ks.designs if args.design == "all" else (ks.design(args.design),)
     platform = load_platform(args.platform)
-    live = sys.stderr.isatty()
+    line = ProgressLine()
     records: list[dict[str, Any]] = []
     interrupted = False
+    overall = 0.0  # the best throughput of the designs finished so far
     for n, design in enumerate(designs, 1):
 
-        def report(p: Progress, n: int = n, did: str = design.id) -> None:
+        def report(p: Progress, n: int = n, did: str = design.id, overall: float = overall) -> None:
             left = (f"{p.time_left_s:.1f} s left" if p.time_left_s is not None
                     else f"{p.samples_left} samples left")
-            print(f"\r[{n}/{len(designs)}] {did}: best {p.best_throughput_gops:.1f} GOP/s, "
-                  f"{p.evals_per_s:,.0f} evals/s, {left}\x1b[K", end="", file=sys.stderr, flush=True)
+            best = max(overall, p.best_throughput_gops)
+            line(f"[{n}/{len(designs)}] {did}: best {p.best_throughput_gops:.1f} GOP/s "
+                 f"(all designs {best:.1f}), {p.evals_per_s:,.0f} evals/s, {left}")
 
         started = time.perf_counter()
         try:
             model = build_model(ks, design, platform=platform, variant="accurate")
             tuner = make_tuner(args.method, model, seed=args.seed, **options)
-            result = run_tuner(tuner, model, time_s=time_s, samples=args.samples,
-                               progress=report if live else None)
+            result = run_tuner(tuner, model, time_s=time_s, samples=args.samples, progress=report)
         except KeyboardInterrupt:
             interrupted = True
             break
@@ -126,9 +144,14 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                             "seconds": time.perf_counter() - started})
             continue
         finally:
-            if live:
-                print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+            line.clear()
         records.append(_tune_record(design, model, tuner, result))
+        if result.best is not None:
+            overall = max(overall, result.best.throughput_gops)
+        if not line.live and len(designs) > 1:
+            line(f"[{n}/{len(designs)}] {design.id}: done in {result.seconds:.1f} s, best "
+                 f"{result.best.throughput_gops if result.best else 0.0:.1f} GOP/s "
+                 f"(all designs {overall:.1f})", force=True)
         if result.stop_reason == "interrupted":
             interrupted = True
             break
@@ -140,24 +163,34 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if best is not None:
         print(f"best: design {best_id} at {best['throughput_gops']:.1f} GOP/s "
               f"({best['latency_cycles']:,.0f} cycles at {platform.clock_mhz:g} MHz)")
+        print(f"DSP/usable, BRAM/usable: shares of the usable budget ({_usable_note(platform)})")
     else:
         print("no feasible design point found")
     if interrupted:
         print(f"odyssey: interrupted; results of {len(records)} of {len(designs)} designs",
               file=sys.stderr)
-    if args.json:
-        out = {"kernel": str(args.kernel), "platform": platform.name, "method": args.method,
-               "seed": args.seed, "time_s": time_s, "samples": args.samples,
-               "interrupted": interrupted, "best": best_id, "designs": records}
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+    emit_json(args.json, {"kernel": str(args.kernel), "platform": platform.name,
+                          "method": args.method, "seed": args.seed, "time_s": time_s,
+                          "samples": args.samples, "interrupted": interrupted, "best": best_id,
+                          "designs": records})
     if args.emit and best is not None:
         from odyssey.codegen.generate import generate
         from odyssey.codegen.writer import write_design
 
         gen = generate(ks, ks.design(best["design"]), best["tiling"], seed=args.seed,
                        command=["odyssey", *sys.argv[1:]])
-        print(f"wrote {write_design(gen, Path(args.emit))}/ for design {best_id}")
-    return 130 if interrupted else 0
+        out = emit_dir(args.emit, lambda path: write_design(gen, path), "--emit")
+        print(f"wrote {out}/ for design {best_id}")
+    if interrupted:
+        return 130
+    return 0 if best is not None else 2
+
+
+def _usable_note(platform: Any) -> str:
+    """``"DSP 70%, BRAM18K 70% of the device (platform u250)"``."""
+    f = platform.usable_fraction
+    return (f"DSP {f.dsp:.0%}, BRAM18K {f.bram18k:.0%} of the device, platform "
+            f"{platform.name}")
 
 
 def _cmd_optimum(args: argparse.Namespace) -> int:
@@ -171,11 +204,7 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     design = ks.design(args.design)
     platform = load_platform(args.platform)
     model = build_model(ks, design, platform=platform, variant="accurate")
-    r = find_optimum(model, time_limit_s=args.time_limit, seed=args.seed)
-    if args.json:
-        doc = {"kernel": str(args.kernel), "platform": platform.name, "variant": model.variant,
-               "dataflow": design.dataflow, "ordering": design.ordering, **r.to_json()}
-        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+    r = find_optimum(model, time_limit_s=args.time, seed=args.seed)
     print(f"design {design.id} ({design.dataflow} {design.ordering}) on {platform.name}, "
           f"{model.variant} model: {r.status.replace('_', ' ')}")
     if r.tiling is None:
@@ -186,7 +215,8 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
               f"{r.latency_cycles / (platform.clock_mhz * 1e3):.3f} ms; throughput {r.throughput_gops:.1f} GOP/s")
         for res, used in (("dsp", r.dsp), ("bram18k", r.bram18k), ("uram", r.uram)):
             cap = model.budget[res]
-            print(f"{res:8s} {used:10,.0f} of {cap:,.0f} usable ({100 * used / max(cap, 1):.1f}%)")
+            print(f"{res:8s} {used:10,.0f}: {share(used, cap, 'usable')} ({cap:,.0f}), "
+                  f"{share(used, getattr(platform.resources, res), 'device')}")
     if r.status == "time_limit":
         print(f"no tiling is faster than {r.lower_bound_cycles:,.0f} cycles (gap {100 * r.gap:.2f}%)")
     print(f"search: {r.seconds:.1f} s, {r.points_evaluated:,} tilings evaluated, "
@@ -194,22 +224,25 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
           f"bound, {r.regions_pruned_resources:,} by resources, {r.regions_empty:,} empty, "
           f"{r.regions_enumerated:,} enumerated)")
     print(f"proof: {r.proof}")
-    return 1 if r.status == "infeasible" else 0
+    emit_json(args.json, {"kernel": str(args.kernel), "platform": platform.name,
+                          "variant": model.variant, "dataflow": design.dataflow,
+                          "ordering": design.ordering, **r.to_json()})
+    return 2 if r.status == "infeasible" else 0
 
 
 def register(sub: Any) -> None:
     """Add this module's subcommands to the `odyssey` parser."""
     t = sub.add_parser("tune", help="search the tiling of one or every design with the performance model")
-    t.add_argument("kernel", help="C file with a #pragma scop region")
+    t.add_argument("kernel", type=kernel_file, help=KERNEL_HELP)
     t.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a size parameter (repeatable)")
-    t.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
+                   help=DEFINE_HELP)
+    t.add_argument("--platform", default="u250", help=PLATFORM_HELP)
     t.add_argument("--design", default="all", help="design id or index, or `all` (default)")
     t.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="search time per design (default 5 when --samples is not given)")
     t.add_argument("--samples", type=positive_int, metavar="N",
                    help="evaluations per design (with --time, whichever ends first)")
-    t.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    t.add_argument("--seed", type=seed, default=0, help=SEED_HELP)
     t.add_argument("--method", default="odyssey", metavar="NAME",
                    help="search method, a name of odyssey.tune.TUNERS (default odyssey: MP seed + "
                         "evolutionary search + bound-guided search); an unknown name lists them")
@@ -219,8 +252,10 @@ def register(sub: Any) -> None:
                    help="solver of the MP seed, or none for no seed (default ipopt)")
     t.add_argument("--no-bound-search", action="store_true",
                    help="without the bound-guided search beside the evolutionary one (docs/tuners.md)")
-    t.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
-    t.add_argument("--emit", metavar="DIR", help="generate the HLS design of the best point into DIR")
+    add_json(t, "every design's result and the best one")
+    t.add_argument("--emit", metavar="DIR",
+                   help="generate the HLS design of the best point into DIR (created; replaced "
+                        "only if it holds an earlier odyssey design)")
     t.add_argument("--fidelity", choices=("model", "sim", "hls"), default="model",
                    help="with --method mfbo: what confirms the model's best designs, the timed "
                         "simulation (sim), the Vitis HLS synthesis report (hls: needs "
@@ -228,16 +263,20 @@ def register(sub: Any) -> None:
                         "default); docs/mfbo.md")
     t.add_argument("--budget", type=positive_int, metavar="N",
                    help="with --method mfbo: expensive evaluations (default 20)")
-    t.set_defaults(func=_cmd_tune)
+    t.set_defaults(func=_cmd_tune, outputs=outputs(("json", "file"), ("emit", "design")))
 
     o = sub.add_parser("optimum", help="the provably best tiling of one design under the accurate model")
-    o.add_argument("kernel", help="C file with a #pragma scop region")
+    o.add_argument("kernel", type=kernel_file, help=KERNEL_HELP)
     o.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a size parameter (repeatable)")
+                   help=DEFINE_HELP)
     o.add_argument("--design", required=True, help="design id or index from `odyssey designs`")
-    o.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
-    o.add_argument("--time-limit", type=positive_float, metavar="SECONDS",
-                   help="stop with the best tiling found and the remaining gap (default: none)")
-    o.add_argument("--seed", type=int, default=0, help="seed of the incumbent's random start (default 0)")
-    o.add_argument("--json", metavar="OUT", help="write the result as JSON to OUT")
-    o.set_defaults(func=_cmd_optimum)
+    o.add_argument("--platform", default="u250", help=PLATFORM_HELP)
+    o.add_argument("--time", type=positive_float, metavar="SECONDS",
+                   help="stop after SECONDS with the best tiling found and the remaining gap "
+                        "(default: no limit, run until proven)")
+    # the old spelling, kept working but no longer listed
+    o.add_argument("--time-limit", dest="time", type=positive_float, help=argparse.SUPPRESS)
+    o.add_argument("--seed", type=seed, default=0,
+                   help="seed of the incumbent's random start, a non-negative integer (default 0)")
+    add_json(o, "the result (tiling, bounds, proof)")
+    o.set_defaults(func=_cmd_optimum, outputs=outputs(("json", "file")))

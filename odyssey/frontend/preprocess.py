@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from odyssey.errors import KernelParseError
+from odyssey.errors import KernelParseError, UnknownSizeError
 
 _SIZE_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+\(?\s*(-?\d+)\s*\)?\s*(//.*|/\*.*\*/\s*)?$")
 _SYS_INCLUDE = re.compile(r"^\s*#\s*include\s*<[^>]*>")
@@ -53,9 +53,33 @@ def _cpp_command() -> list[str]:
     )
 
 
+def _apply_defines(path: Path, sizes: dict[str, int], defines: Mapping[str, str]) -> None:
+    """Set ``sizes`` from the ``-D NAME=VALUE`` overrides, checked first: every NAME a size
+    parameter of the kernel, every VALUE a positive integer (nothing is substituted into
+    the source as a macro, and nothing is ignored)."""
+    known = ", ".join(sizes) or "none"
+    for name, value in defines.items():
+        if name not in sizes:
+            raise UnknownSizeError(
+                f"{path}: -D {name}={value}: `{name}` is not a size parameter of the kernel (a "
+                f"`#define {name} <integer>` line); its size parameters are: {known}"
+            )
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = None
+        if number is None or number < 1:
+            raise KernelParseError(
+                f"{path}: -D {name}={value}: a size must be a positive integer, e.g. "
+                f"-D {name}={sizes[name] if sizes[name] > 0 else 64}"
+            )
+        sizes[name] = number
+
+
 def preprocess(path: Path, source: str, defines: Mapping[str, str]) -> Preprocessed:
     """Preprocess ``source`` (read from ``path``) with ``-D`` overrides ``defines``."""
     sizes: dict[str, int] = {}
+    where: dict[str, int] = {}
     lines = source.splitlines()
     for n, line in enumerate(lines):
         if _SYS_INCLUDE.match(line):
@@ -64,22 +88,16 @@ def preprocess(path: Path, source: str, defines: Mapping[str, str]) -> Preproces
         m = _SIZE_DEFINE.match(line)
         if m:
             sizes.setdefault(m.group(1), int(m.group(2)))
+            where.setdefault(m.group(1), n + 1)
             lines[n] = ""
-    for name, value in defines.items():
-        if name in sizes:
-            try:
-                sizes[name] = int(value)
-            except ValueError:
-                raise KernelParseError(
-                    f"{path}: -D {name}={value}: `{name}` is a size parameter of the kernel and "
-                    "needs an integer value"
-                ) from None
-    args: list[str] = []
-    for name in sizes:
-        args.append(f"-D{name}={name}")
-    for name, value in defines.items():
-        if name not in sizes:
-            args.append(f"-D{name}={value}")
+    _apply_defines(path, sizes, defines)
+    for name, value in sizes.items():
+        if value < 1:
+            raise KernelParseError(
+                f"{path}:{where[name]}: size parameter {name} is {value}; sizes must be positive "
+                f"integers: fix the #define or give -D {name}=VALUE"
+            )
+    args = [f"-D{name}={name}" for name in sizes]
     with tempfile.TemporaryDirectory(prefix="odyssey-cpp-") as tmp:
         prelude = Path(tmp) / "odyssey_prelude.h"
         prelude.write_text(_PRELUDE)

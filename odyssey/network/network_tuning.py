@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from odyssey.codegen.tiling import make_tiling
-from odyssey.errors import NetworkError, OdysseyError
+from odyssey.errors import NetworkError, OdysseyError, UnknownSizeError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import Design, KernelSpace, analyse
 from odyssey.model import build_model
@@ -280,10 +280,13 @@ def _plan(network: Network, kernel: Path, dw_kernel: Path, design: str) -> list[
 def _analyse(layer: Layer, path: Path, max_dim: int) -> KernelSpace:
     """The design space of ``path`` at ``layer``'s sizes; the kernel's size parameters must be
     exactly the layer's (unknown ``-D`` names would otherwise be ignored silently)."""
-    scop = load_scop(path, layer.defines())
-    have = sorted(name for name, _ in scop.params)
+    try:
+        scop = load_scop(path, layer.defines())
+        have = sorted(name for name, _ in scop.params)
+    except UnknownSizeError:
+        scop, have = None, sorted(name for name, _ in load_scop(path).params)
     want = sorted(KERNEL_SIZES[layer.kernel])
-    if have != want:
+    if have != want or scop is None:
         raise NetworkError(
             f"{path}: its size parameters are {', '.join(have) or 'none'}, but {layer.kind} layers "
             f"such as {layer.name} set {', '.join(KERNEL_SIZES[layer.kernel])}; pass the "

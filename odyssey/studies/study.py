@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from odyssey.errors import StudyError
+from odyssey.frontend.bundled import KERNELS_DIR
 from odyssey.platforms import Platform
 from odyssey.plots import Plot
 
@@ -30,8 +31,8 @@ PresetName = Literal["full", "quick"]
 Unit = Literal["x", "%", "GOP/s", "cycles", "s", "MB", "samples", ""]
 Cell = str | int | float | None
 
-#: where the bundled kernels live when the working directory has no ``kernels/``
-_REPO_KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+#: where the bundled kernels live (package data) when the working directory has no ``kernels/``
+_REPO_KERNELS = KERNELS_DIR
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +115,7 @@ class StudyContext:
         for folder in (self.kernels, Path("kernels"), _REPO_KERNELS):
             if folder is not None and (folder / name).is_file():
                 return folder / name
-        raise StudyError(f"kernel {name} not found in ./kernels or {_REPO_KERNELS}; run from the "
-                         "repository root")
+        raise StudyError(f"kernel {name} not found in ./kernels or {_REPO_KERNELS}")
 
     def budget(self, default: float) -> float:
         """The time budget per unit: ``time_s`` when given, else ``default``."""

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from odyssey.errors import OdysseyError, TunerError
 from odyssey.frontend import load_scop
+from odyssey.frontend.bundled import KERNELS_DIR
 from odyssey.mapping.space import analyse
 from odyssey.model import DesignModel, build_model
 from odyssey.platforms import load_platform
@@ -41,7 +42,7 @@ class BenchConfig:
     ``methods`` x ``seeds``, each for ``time_s`` seconds (and at most ``samples``), read
     back at the ``at_seconds`` and ``at_samples`` checkpoints."""
 
-    kernel: Path = Path("kernels/mm.c")
+    kernel: Path = KERNELS_DIR / "mm.c"
     sizes: Mapping[str, int] = field(default_factory=lambda: {"I": 1024, "J": 1024, "K": 1024})
     platform: str = "u250"
     designs: tuple[str, ...] | None = None

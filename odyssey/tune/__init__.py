@@ -22,6 +22,8 @@ Typical use::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from odyssey.tune.base import (
     Point,
     Progress,
@@ -33,18 +35,8 @@ from odyssey.tune.base import (
     fitness,
     run_tuner,
 )
-from odyssey.tune.baselines.a2c import NeighbourhoodA2C
-from odyssey.tune.baselines.annealing import SimulatedAnnealing
-from odyssey.tune.baselines.bayesian import BayesianOptimization
-from odyssey.tune.baselines.ensemble import OpenTunerEnsemble
-from odyssey.tune.baselines.exhaustive import ExhaustiveSearch
-from odyssey.tune.baselines.gbfs import GreedyBestFirst
-from odyssey.tune.baselines.mind_mappings import MindMappings
-from odyssey.tune.baselines.rl import ReinforcementLearning
-from odyssey.tune.baselines.sunstone import Sunstone
 from odyssey.tune.registry import TUNERS, make_tuner, tuner_options
 from odyssey.tune.search.evolutionary import Evolutionary
-from odyssey.tune.search.odyssey_tuner import OdysseyTuner
 from odyssey.tune.search.operators import (
     BaseCrossover,
     BaseMutation,
@@ -54,16 +46,53 @@ from odyssey.tune.search.operators import (
     RandomMutation,
 )
 from odyssey.tune.search.random_search import RandomSearch
-from odyssey.tune.seed.mp_seed import (
-    OBJECTIVES,
-    SOLVERS,
-    MPSeedResult,
-    build_mp_model,
-    mp_seed,
-    round_candidates,
-)
-from odyssey.tune.seed.nlsolve import NLSolveResult, solve_nl
 from odyssey.tune.space import Chain, SearchSpace, divisors
+
+if TYPE_CHECKING:
+    from odyssey.tune.baselines.a2c import NeighbourhoodA2C
+    from odyssey.tune.baselines.annealing import SimulatedAnnealing
+    from odyssey.tune.baselines.bayesian import BayesianOptimization
+    from odyssey.tune.baselines.ensemble import OpenTunerEnsemble
+    from odyssey.tune.baselines.exhaustive import ExhaustiveSearch
+    from odyssey.tune.baselines.gbfs import GreedyBestFirst
+    from odyssey.tune.baselines.mind_mappings import MindMappings
+    from odyssey.tune.baselines.rl import ReinforcementLearning
+    from odyssey.tune.baselines.sunstone import Sunstone
+    from odyssey.tune.search.odyssey_tuner import OdysseyTuner
+    from odyssey.tune.seed.mp_seed import (
+        OBJECTIVES,
+        SOLVERS,
+        MPSeedResult,
+        build_mp_model,
+        mp_seed,
+        round_candidates,
+    )
+    from odyssey.tune.seed.nlsolve import NLSolveResult, solve_nl
+
+#: names imported on first use (Pyomo, CasADi, Optuna and the baselines' own modules stay
+#: out of commands that do not need them)
+_LAZY = {
+    "NeighbourhoodA2C": "baselines.a2c", "SimulatedAnnealing": "baselines.annealing",
+    "BayesianOptimization": "baselines.bayesian", "OpenTunerEnsemble": "baselines.ensemble",
+    "ExhaustiveSearch": "baselines.exhaustive", "GreedyBestFirst": "baselines.gbfs",
+    "MindMappings": "baselines.mind_mappings", "ReinforcementLearning": "baselines.rl",
+    "Sunstone": "baselines.sunstone", "OdysseyTuner": "search.odyssey_tuner",
+    "OBJECTIVES": "seed.mp_seed", "SOLVERS": "seed.mp_seed", "MPSeedResult": "seed.mp_seed",
+    "build_mp_model": "seed.mp_seed", "mp_seed": "seed.mp_seed",
+    "round_candidates": "seed.mp_seed", "NLSolveResult": "seed.nlsolve",
+    "solve_nl": "seed.nlsolve",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"odyssey.tune.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'odyssey.tune' has no attribute {name!r}")
+
 
 __all__ = [
     "OBJECTIVES", "SOLVERS", "TUNERS", "BaseCrossover", "BaseMutation", "BayesianOptimization",

@@ -7,7 +7,9 @@ keyword-only parameters of its ``__init__`` (plus, for a tuner that forwards its
 
 from __future__ import annotations
 
+import importlib
 import inspect
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -15,41 +17,53 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel
 from odyssey.tune.base import Tuner
-from odyssey.tune.baselines.a2c import NeighbourhoodA2C
-from odyssey.tune.baselines.annealing import SimulatedAnnealing
-from odyssey.tune.baselines.bayesian import BayesianOptimization
-from odyssey.tune.baselines.ensemble import OpenTunerEnsemble
-from odyssey.tune.baselines.exhaustive import ExhaustiveSearch
-from odyssey.tune.baselines.gbfs import GreedyBestFirst
-from odyssey.tune.baselines.mind_mappings import MindMappings
-from odyssey.tune.baselines.opentuner_search import OpenTunerSearch
-from odyssey.tune.baselines.rl import ReinforcementLearning
-from odyssey.tune.baselines.sunstone import Sunstone
-from odyssey.tune.fidelity.mfbo_tuner import MFBOTuner
-from odyssey.tune.search.evolutionary import Evolutionary
-from odyssey.tune.search.odyssey_tuner import OdysseyTuner
-from odyssey.tune.search.random_search import RandomSearch
+
+
+class _Registry(Mapping[str, type[Tuner]]):
+    """Tuner classes by name, each imported when first looked up: a heavy library that
+    serves one method (scikit-learn for ``mfbo``, Optuna for ``bayesian``) is not loaded
+    by every command that tunes."""
+
+    def __init__(self, paths: dict[str, str]) -> None:
+        self._paths = paths
+        self._classes: dict[str, type[Tuner]] = {}
+
+    def __getitem__(self, name: str) -> type[Tuner]:
+        if name not in self._classes:
+            module, _, cls = self._paths[name].rpartition(".")
+            self._classes[name] = getattr(importlib.import_module(module), cls)
+        return self._classes[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._paths
+
 
 #: tuners by name, each constructed as ``cls(model, rng=..., **options)``
-TUNERS: dict[str, type[Tuner]] = {
-    "odyssey": OdysseyTuner,
-    "evolutionary": Evolutionary,
-    "random": RandomSearch,
-    "exhaustive": ExhaustiveSearch,
-    "annealing": SimulatedAnnealing,
-    "bayesian": BayesianOptimization,
-    "opentuner": OpenTunerSearch,
-    "ensemble": OpenTunerEnsemble,
-    "rl": ReinforcementLearning,
-    "mind_mappings": MindMappings,
-    "gbfs": GreedyBestFirst,
-    "a2c": NeighbourhoodA2C,
-    "sunstone": Sunstone,
-    "mfbo": MFBOTuner,
-}
+TUNERS: Mapping[str, type[Tuner]] = _Registry({
+    "odyssey": "odyssey.tune.search.odyssey_tuner.OdysseyTuner",
+    "evolutionary": "odyssey.tune.search.evolutionary.Evolutionary",
+    "random": "odyssey.tune.search.random_search.RandomSearch",
+    "exhaustive": "odyssey.tune.baselines.exhaustive.ExhaustiveSearch",
+    "annealing": "odyssey.tune.baselines.annealing.SimulatedAnnealing",
+    "bayesian": "odyssey.tune.baselines.bayesian.BayesianOptimization",
+    "opentuner": "odyssey.tune.baselines.opentuner_search.OpenTunerSearch",
+    "ensemble": "odyssey.tune.baselines.ensemble.OpenTunerEnsemble",
+    "rl": "odyssey.tune.baselines.rl.ReinforcementLearning",
+    "mind_mappings": "odyssey.tune.baselines.mind_mappings.MindMappings",
+    "gbfs": "odyssey.tune.baselines.gbfs.GreedyBestFirst",
+    "a2c": "odyssey.tune.baselines.a2c.NeighbourhoodA2C",
+    "sunstone": "odyssey.tune.baselines.sunstone.Sunstone",
+    "mfbo": "odyssey.tune.fidelity.mfbo_tuner.MFBOTuner",
+})
 
 #: tuners whose ``**options`` go on to another tuner's constructor
-_FORWARDS: dict[type[Tuner], type[Tuner]] = {OdysseyTuner: Evolutionary}
+_FORWARDS: dict[str, str] = {"odyssey": "evolutionary"}
 
 
 def _keyword_options(cls: type[Tuner]) -> frozenset[str]:
@@ -62,10 +76,9 @@ def tuner_options(name: str) -> frozenset[str]:
     """The keyword options tuner ``name`` accepts (besides ``rng``)."""
     if name not in TUNERS:
         raise TunerError(f"unknown tuner {name!r}; choose one of {', '.join(TUNERS)}")
-    cls = TUNERS[name]
-    options = _keyword_options(cls)
-    if cls in _FORWARDS:
-        options |= _keyword_options(_FORWARDS[cls])
+    options = _keyword_options(TUNERS[name])
+    if name in _FORWARDS:
+        options |= _keyword_options(TUNERS[_FORWARDS[name]])
     return options
 
 

@@ -121,7 +121,7 @@ def test_writer_is_atomic(tmp_path: Path) -> None:
 def test_cli_generate_and_csim(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "mm"
     code = main(["generate", str(ROOT / "kernels" / "mm.c"), "-D", "I=8", "-D", "J=8", "-D", "K=8",
-                 "--design", "ij-ij.k", "--tiling", "T_i1=4,T_j1=4,T_k1=4,T_i2=2,T_j2=2", "--out", str(out)])
+                 "--design", "ij-ij.k", "--tiling", "T_i1=4,T_j1=4,T_k1=4,T_i2=2,T_j2=2,T_k2=1", "--out", str(out)])
     assert code == 0
     assert "array 2 x 2 = 4 PEs" in capsys.readouterr().out
     assert main(["csim", str(out)]) == 0
@@ -130,7 +130,7 @@ def test_cli_generate_and_csim(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_cli_generate_bad_tiling(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["generate", str(ROOT / "kernels" / "mm.c"), "--design", "ij-ij.k",
-                 "--tiling", "T_i1=4,T_j1=4,T_k1=4,T_i2=3", "--out", str(tmp_path / "x")])
+                 "--tiling", "T_i1=4,T_j1=4,T_k1=4,T_i2=3,T_j2=1,T_k2=1", "--out", str(tmp_path / "x")])
     assert code == 2
     assert "T_i2=3 must divide T_i1=4" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()

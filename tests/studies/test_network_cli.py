@@ -149,7 +149,7 @@ def test_interrupt_keeps_the_results_so_far(tmp_path: Path, monkeypatch: pytest.
     assert rec["totals"]["missing"] == ["dw1"] and not rec["totals"]["complete"]
 
 
-def test_no_feasible_design_exits_1(tmp_path: Path) -> None:
+def test_no_feasible_design_exits_2(tmp_path: Path) -> None:
     platform = json.loads((ROOT / "odyssey" / "platforms" / "u250.json").read_text())
     platform["resources"]["dsp"] = 4  # not even one fp32 MAC lane (5 DSPs) fits
     pfile = tmp_path / "tiny_fpga.json"
@@ -159,7 +159,7 @@ def test_no_feasible_design_exits_1(tmp_path: Path) -> None:
     net.write_text(json.dumps(tiny))
     rc, stdout, err = _run(["network", str(net), "--kernel", CNN, "--design", "o-ohw.ipq",
                             "--samples", "8", "--platform", str(pfile)])
-    assert rc == 1 and "no feasible design" in stdout and "no feasible design for c1" in err
+    assert rc == 2 and "no feasible design" in stdout and "no feasible design for c1" in err
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -169,7 +169,7 @@ def test_no_feasible_design_exits_1(tmp_path: Path) -> None:
     (["network", "{net}", "--kernel", str(ROOT / "kernels" / "mm.c"), "--samples", "4"],
      "mm.c: its size parameters are I, J, K, but conv layers such as c1 set O, I, H, W, P, Q"),
     (["network", "{net}", "--kernel", CNN, "--dw-kernel", "{dir}/none.c", "--samples", "4"],
-     "none.c: cannot read the kernel file"),
+     "none.c: no such file, and no bundled kernel of that name"),
 ])
 def test_errors_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
     net = _net_file(tmp_path)
