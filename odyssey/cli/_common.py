@@ -7,7 +7,7 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,14 +110,18 @@ def full_tiling(design: Any, text: str) -> dict[str, int]:
     return values
 
 
+#: seconds between two progress lines when standard error is not a terminal
+PROGRESS_EVERY_S = 5.0
+
+
 class ProgressLine:
     """A progress line on standard error: rewritten in place on a terminal; elsewhere (a
     log, a pipe) printed as a new line at most every ``every`` seconds, so a long search is
     never silent and a log never floods."""
 
-    def __init__(self, every: float = 5.0, live: bool | None = None) -> None:
+    def __init__(self, every: float | None = None, live: bool | None = None) -> None:
         self.live = sys.stderr.isatty() if live is None else live
-        self.every = every
+        self.every = PROGRESS_EVERY_S if every is None else every
         self._last = time.perf_counter()
         self._shown = False
 
@@ -143,8 +147,6 @@ def share(used: float, of: float, label: str) -> str:
     return f"{100 * used / of:.1f}% of {label}" if of else f"- of {label}"
 
 
-def dict_text(values: Mapping[str, Any]) -> str:
-    return ",".join(f"{k}={v}" for k, v in values.items())
 
 
 def positive_int(text: str) -> int:

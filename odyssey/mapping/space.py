@@ -263,6 +263,12 @@ def _ref_text(r) -> str:
 
 def _band(scop: Scop, main: Statement) -> tuple[BandLoop, ...]:
     dom = scop.domain(main)
+    if dom.is_empty():
+        sizes = ", ".join(f"{n}={v}" for n, v in scop.params) or "no size parameters"
+        raise IllegalMappingError(
+            f"{main.loc}: `{main.text}` never executes ({sizes}): a loop around it has no "
+            "iteration; check the loop bounds and the sizes"
+        )
     params = set(scop.param_names)
     out: list[BandLoop] = []
     for k, lp in enumerate(main.loops):

@@ -235,7 +235,8 @@ def load_network(name_or_path: str | Path) -> Network:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise NetworkError(f"{path}: cannot read the network file: {exc.strerror}") from None
+        raise NetworkError(f"{path}: cannot read the network file: {exc.strerror}; bundled "
+                           f"networks: {', '.join(list_networks())} (give the name alone)") from None
     return parse_network(text, source=str(path))
 
 
