@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn, not with the studies' list
+    from matplotlib.figure import Figure
 
 _COLORS = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb",
            "#000000")
@@ -105,6 +105,8 @@ class Plot:
 
 def draw(plot: Plot) -> Figure:
     """The figure of ``plot``: one axes per panel, stacked vertically."""
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(plot.width, plot.panel_height * len(plot.panels) + 0.6),
                  layout="constrained")
     axes = fig.subplots(len(plot.panels), 1, squeeze=False)[:, 0]
@@ -174,6 +176,8 @@ def _lines(ax: Any, p: Lines) -> None:
     if p.xlog:
         ax.set_xscale("log")
     elif all(float(x).is_integer() for c in p.curves for x in c.x):
+        from matplotlib.ticker import MaxNLocator
+
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no 2.5 ticks
     ax.set_xlabel(p.xlabel)
     ax.set_ylabel(p.ylabel)

@@ -230,6 +230,15 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     return 2 if r.status == "infeasible" else 0
 
 
+class _Renamed(argparse.Action):
+    """An option's former spelling: stores its value and says the new name."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"odyssey: note: {option_string} is now --time", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 def register(sub: Any) -> None:
     """Add this module's subcommands to the `odyssey` parser."""
     t = sub.add_parser("tune", help="search the tiling of one or every design with the performance model")
@@ -275,7 +284,8 @@ def register(sub: Any) -> None:
                    help="stop after SECONDS with the best tiling found and the remaining gap "
                         "(default: no limit, run until proven)")
     # the old spelling, kept working but no longer listed
-    o.add_argument("--time-limit", dest="time", type=positive_float, help=argparse.SUPPRESS)
+    o.add_argument("--time-limit", dest="time", type=positive_float, action=_Renamed,
+                   help=argparse.SUPPRESS)
     o.add_argument("--seed", type=seed, default=0,
                    help="seed of the incumbent's random start, a non-negative integer (default 0)")
     add_json(o, "the result (tiling, bounds, proof)")

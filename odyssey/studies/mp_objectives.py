@@ -31,7 +31,7 @@ from odyssey.studies.study import (
     Table,
     result,
 )
-from odyssey.tune import TuneResult, make_tuner, mp_seed, run_tuner
+from odyssey.tune import TuneResult, make_tuner, run_tuner
 
 NAME = "mp-objectives"
 OBJECTIVES = (("comp", "Obj1: -comp"), ("comm", "Obj2: comm"), ("comm-comp", "Obj3: comm-comp"))
@@ -70,6 +70,8 @@ def run(ctx: StudyContext) -> StudyResult:
     # MP alone (Table 4)
     alone: dict[str, dict[str, float]] = {}
     for obj, _label in OBJECTIVES:
+        from odyssey.tune.seed.mp_seed import mp_seed  # Pyomo: only when the study runs
+
         mp = mp_seed(model, rng=np.random.default_rng(ctx.seed), objective=obj,  # type: ignore[arg-type]
                      solver="ipopt")
         r = model.evaluate_one(mp.seeds[0]) if mp.seeds else {}
