@@ -125,8 +125,8 @@ def run(ctx: StudyContext) -> StudyResult:
     heads = [
         Headline("div_vs_full", f"best divisor-only ({top_div.design}) / best full-space "
                  f"({top.design})", ratio(top_div.gops, top.gops), "x"),
-        Headline("div_dsp", "DSP use of the best divisor-only design", top_div.dsp_use, "%"),
-        Headline("full_dsp", "DSP use of the best full-space design", top.dsp_use, "%"),
+        Headline("div_dsp", "DSP use (of usable) of the best divisor-only design", top_div.dsp_use, "%"),
+        Headline("full_dsp", "DSP use (of usable) of the best full-space design", top.dsp_use, "%"),
         Headline("mean_design_ratio", "mean over designs of divisor-only / full",
                  float(np.nanmean(per_design)), "x"),
         Headline("full_gops", "best full-space throughput", top.gops, "GOP/s"),
