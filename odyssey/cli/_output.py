@@ -12,11 +12,8 @@ and the command exits with 2.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -90,6 +87,9 @@ def set_json_stream(stream: TextIO | None) -> None:
 def _fallback(name: str) -> Path:
     """A fresh path for a result that could not be written where asked: in the working
     directory, else in the temporary folder."""
+    import tempfile
+    import time
+
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for folder in (Path.cwd(), Path(tempfile.gettempdir())):
         candidate = folder / f"odyssey-{stamp}-{os.getpid()}-{name}"
@@ -115,6 +115,8 @@ def emit_json(target: str | None, doc: Any, option: str = "--json") -> None:
     """Write ``doc`` as JSON to ``target`` (``-``: standard output; None: nowhere)."""
     if target is None:
         return
+    import json
+
     text = json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
     if target == "-":
         stream = _JSON_STREAM[0] if _JSON_STREAM else sys.stdout

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import math
 import sys
 from pathlib import Path
@@ -77,6 +75,9 @@ def _summary(result: Any, adrs: dict[str, Any] | None) -> str:
 
 
 def _cmd_pareto(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model

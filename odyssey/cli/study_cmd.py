@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
-import textwrap
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -67,6 +65,8 @@ def _cmd_study(args: argparse.Namespace) -> int:
 def _study_list(studies: Any) -> str:
     """One block per study, at most :data:`LIST_WIDTH` columns: the name and what it
     reproduces, then its designs and method, wrapped."""
+    import textwrap
+
     studies = list(studies)
     indent = max(len(s.name) for s in studies) + 2
     lines = []
@@ -82,6 +82,8 @@ def _study_list(studies: Any) -> str:
 def _default_out(name: str, quick: bool) -> Path:
     """``odyssey-results/NAME`` in the working directory for the full preset; a temporary
     folder for ``--quick``. Never the committed ``docs/results/`` (give ``--out`` for that)."""
+    import tempfile
+
     if quick:
         return Path(tempfile.gettempdir()) / "odyssey-studies" / f"{name}-quick"
     return Path("odyssey-results") / name
