@@ -135,7 +135,10 @@ def emit_text(target: str | Path, text: str, option: str) -> None:
         write_text_atomically(path, text)
     except OSError as exc:
         kept = _fallback(path.name or "result.json")
-        write_text_atomically(kept, text)
+        try:
+            write_text_atomically(kept, text)
+        except OSError as again:
+            raise _lost(option, path, exc, kept, again) from None
         _failed(option, path, exc, kept)
 
 
@@ -146,6 +149,15 @@ def emit_dir(target: str | Path, write: Callable[[Path], Path], option: str = "-
     try:
         return write(path)
     except OSError as exc:
-        kept = write(_fallback(path.name or "result"))
+        fallback = _fallback(path.name or "result")
+        try:
+            kept = write(fallback)
+        except OSError as again:
+            raise _lost(option, path, exc, fallback, again) from None
         _failed(option, path, exc, kept)
         return kept
+
+
+def _lost(option: str, target: Path, exc: OSError, fallback: Path, again: OSError) -> OdysseyError:
+    return OdysseyError(f"cannot write {option} {target} ({exc.strerror or exc}), nor the "
+                        f"fallback copy {fallback} ({again.strerror or again})")
