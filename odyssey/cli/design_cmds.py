@@ -66,6 +66,12 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         print("zero-padded loops: " + ", ".join(f"{g.name} {g.extent}->{g.padded}" for g in t.loops if g.is_padded))
     if gen.model_only:
         print(f"model only: {gen.model_only}")
+    emit_json(args.json, {"design_dir": str(out), "files": [rel for rel, _ in gen.files],
+                          "design": design.id, "dataflow": design.dataflow,
+                          "ordering": design.ordering, "tiling": dict(values),
+                          "array": [g.outer for g in t.space], "pes": t.num_pes,
+                          "padded": {g.name: [g.extent, g.padded] for g in t.loops if g.is_padded},
+                          "model_only": gen.model_only})
     return 0
 
 
@@ -240,7 +246,8 @@ def register(sub: Any) -> None:
     g.add_argument("--seed", type=seed, default=1,
                    help="seed of the testbench's random inputs (default 1)")
     g.add_argument("--layout", action="append", default=[], metavar="ARRAY=LAYOUT", help=LAYOUT_HELP)
-    g.set_defaults(func=_cmd_generate, outputs=outputs(("out", "design")))
+    add_json(g, "what was written (folder, files, design, tiling, array)")
+    g.set_defaults(func=_cmd_generate, outputs=outputs(("out", "design"), ("json", "file")))
 
     c = sub.add_parser("csim", help="build and run a generated design's C simulation with g++ "
                        "(Vitis semantics against Xilinx's own headers by default)")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from odyssey.cli._common import PLATFORM_HELP, positive_float, seed, table
-from odyssey.cli._output import emit_dir, outputs
+from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
 from odyssey.errors import OdysseyError
 
 #: width of `odyssey study --list`
@@ -59,6 +59,10 @@ def _cmd_study(args: argparse.Namespace) -> int:
                      format_value(h.paper, h.unit) if h.paper is not None else "-", h.source or "-"])
     print(table(rows))
     print(f"wrote {path}/ (README.md, {study.name}.csv, {len(res.plots)} plot(s))")
+    if args.json is not None:
+        import json
+
+        emit_json(args.json, json.loads((path / "study.json").read_text()))
     return 0
 
 
@@ -106,4 +110,5 @@ def register(sub: Any) -> None:
                          "README says which), instead of the preset's")
     st.add_argument("--platform",
                     help=PLATFORM_HELP.replace("(default u250)", "(default: the study's, u250)"))
-    st.set_defaults(func=_cmd_study, outputs=outputs(("out", "study")))
+    add_json(st, "the study's record (the same as study.json in the output folder)")
+    st.set_defaults(func=_cmd_study, outputs=outputs(("out", "study"), ("json", "file")))

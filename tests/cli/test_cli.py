@@ -135,6 +135,11 @@ def test_generate_lists_every_file_it_writes(tmp_path: Path) -> None:
     o = run(["generate", "mm", *SMALL, "--design", "ij-ij.k", "--tiling", TILING, "--out", str(out)])
     listed = o.out.split("(", 1)[1].split(")", 1)[0].split(", ")
     assert sorted(listed) == sorted(p.name for p in out.iterdir())
+    again = run(["generate", "mm", *SMALL, "--design", "ij-ij.k", "--tiling", TILING, "--out",
+                 str(out), "--json", "-"])
+    rec = json.loads(again.out)
+    assert again.code == 0 and sorted(rec["files"]) == sorted(listed)
+    assert rec["design_dir"] == str(out) and rec["pes"] == 4 and rec["array"] == [2, 2]
 
 
 # ------------------------------------------------------------------ exit status
@@ -197,9 +202,10 @@ def test_one_vocabulary_for_json_and_time() -> None:
             json_opts[path] = (a.nargs, a.const, a.metavar)
         if any(s in a.option_strings for s in ("--time", "--time-limit")):
             time_opts.setdefault(path, []).append((a.option_strings, a.help))
-    assert set(json_opts) >= {"odyssey designs", "odyssey model", "odyssey sim", "odyssey csim",
+    assert set(json_opts) == {"odyssey designs", "odyssey model", "odyssey sim", "odyssey csim",
                               "odyssey check", "odyssey tune", "odyssey optimum",
-                              "odyssey network", "odyssey pareto"}
+                              "odyssey network", "odyssey pareto", "odyssey study",
+                              "odyssey generate"}
     assert set(json_opts.values()) == {("?", "-", "FILE")}
     # --time-limit of optimum survives as a hidden alias of --time
     assert time_opts["odyssey optimum"] == [(["--time"], time_opts["odyssey optimum"][0][1]),
