@@ -8,17 +8,13 @@ import argparse
 import json
 import os
 import stat
-import sys
 from pathlib import Path
 
 import pytest
 
 import odyssey.fsutil
 from odyssey.cli import build_parser, main
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fuzz import run  # noqa: E402
+from tests.cli.fuzz import run
 
 SMALL = ["-D", "I=16", "-D", "J=16", "-D", "K=16"]
 TILING = "T_i1=4,T_j1=4,T_k1=4,T_i2=2,T_j2=2,T_k2=1"

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fuzz import Outcome, fuzz, run  # noqa: E402
+from tests.cli.fuzz import Outcome, fuzz, run
 
 
 @pytest.fixture(scope="module")
