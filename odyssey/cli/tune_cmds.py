@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from odyssey.cli._common import defines, positive_float, positive_int, table
+from odyssey.cli._engine import add_engine_options, engine_from, tune_designs
 from odyssey.errors import OdysseyError
 
 
@@ -102,7 +103,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     live = sys.stderr.isatty()
     records: list[dict[str, Any]] = []
     interrupted = False
-    for n, design in enumerate(designs, 1):
+    engine = engine_from(args)
+    if engine.distributed:  # the designs as tasks on Dask workers (docs/cluster.md)
+        records, interrupted = tune_designs(args, designs, platform, options, time_s)
+    for n, design in enumerate(() if engine.distributed else designs, 1):
 
         def report(p: Progress, n: int = n, did: str = design.id) -> None:
             left = (f"{p.time_left_s:.1f} s left" if p.time_left_s is not None
@@ -221,6 +225,7 @@ def register(sub: Any) -> None:
                    help="without the bound-guided search beside the evolutionary one (docs/tuners.md)")
     t.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
     t.add_argument("--emit", metavar="DIR", help="generate the HLS design of the best point into DIR")
+    add_engine_options(t, "designs' searches")
     t.add_argument("--fidelity", choices=("model", "sim", "hls"), default="model",
                    help="with --method mfbo: what confirms the model's best designs, the timed "
                         "simulation (sim), the Vitis HLS synthesis report (hls: needs "
