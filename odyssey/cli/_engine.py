@@ -30,24 +30,30 @@ def engine_from(args: argparse.Namespace) -> Engine:
 
 class TaskProgress:
     """Progress of a distributed run on stderr: ``[done/total]``, the task that finished and
-    the best so far; one line per task when stderr is not a terminal, a line rewritten in
-    place when it is. ``score(value)`` is a finished task's GOP/s (None: no result)."""
+    the best so far (of its ``group``: the tasks whose GOP/s compare, e.g. one layer shape's
+    designs); one line per task when stderr is not a terminal, a line rewritten in place
+    when it is. ``score(value)`` is a finished task's GOP/s (None: no result)."""
 
-    def __init__(self, engine: Engine, total: int, score: Callable[[Any], float | None],
-                 label: str = "task") -> None:
+    def __init__(self, engine: Engine, total: int | None, score: Callable[[Any], float | None],
+                 label: str = "task", group: Callable[[str], str] = lambda key: "") -> None:
         self.live = sys.stderr.isatty()
         self.score = score
         self.label = label
-        self.best: tuple[float, str] | None = None
+        self.group = group
+        self.best: dict[str, tuple[float, str]] = {}
         self.start = time.perf_counter()
-        print(f"odyssey: {total} {label}s on {engine.describe()}", file=sys.stderr, flush=True)
+        count = f"{total} {label}s" if total is not None else f"the {label}s"
+        print(f"odyssey: {count} on {engine.describe()}", file=sys.stderr, flush=True)
 
     def done(self, key: str, value: Any, done: int, total: int) -> None:
         gops = self.score(value)
-        if gops is not None and (self.best is None or gops > self.best[0]):
-            self.best = (gops, key)
+        group = self.group(key)
+        old = self.best.get(group)
+        if gops is not None and (old is None or gops > old[0]):
+            self.best[group] = old = (gops, key)
         got = f"{gops:.1f} GOP/s" if gops is not None else "no result"
-        best = f"best {self.best[0]:.1f} GOP/s ({self.best[1]})" if self.best else "no best yet"
+        of = f" of {group}" if group else ""
+        best = f"best{of} {old[0]:.1f} GOP/s ({old[1]})" if old else f"no best{of} yet"
         line = (f"[{done}/{total}] {key}: {got}; {best}; "
                 f"{time.perf_counter() - self.start:.0f} s")
         if self.live:

@@ -35,17 +35,16 @@ values, so that ``failed`` holds only what went wrong with the run itself.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from odyssey.errors import OdysseyError
 
 #: times Dask runs a task again after it raised (Client.submit's ``retries``)
 RETRIES = 1
-#: seconds between two looks at the cluster's workers while waiting for tasks
-POLL_S = 0.5
 #: seconds between two looks for finished tasks
 WAIT_S = 0.05
 
@@ -101,7 +100,6 @@ class EngineRun:
     notices: tuple[str, ...]
     seconds: float
     where: str = ""
-    workers_seen: int = field(default=1)
 
 
 OnDone = Callable[[str, Any, int, int], None]
@@ -172,29 +170,34 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
 
 def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
            notice: OnNotice, start: float, notices: list[str]) -> EngineRun:
+    import queue
+
     import distributed
 
     by_key = {t.key: t for t in tasks}
     # a run's own prefix: two runs on one shared cluster never share a key
     prefix = f"odyssey-{time.time_ns():x}-"
+    # the scheduler's "remove-worker" events (on the client's event-loop thread): a worker
+    # that left unexpectedly, and the tasks it was running
+    removed: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+    client.subscribe_topic("all", lambda event: removed.put(event[1])
+                           if event[1].get("action") == "remove-worker" else None)
     futures = {client.submit(t.fn, *t.args, key=prefix + t.key, pure=False, retries=RETRIES,
                              priority=-n): t.key for n, t in enumerate(tasks)}
     pending = set(futures)
     results: dict[str, Any] = {}
     failed: dict[str, str] = {}
-    held: dict[str, tuple[str, ...]] = {}  # worker -> keys it held at the last look
-    seen: set[str] = set()
-    interrupted = False
     finished = distributed.as_completed(list(futures), loop=client.loop)
-    looked = time.perf_counter()
+    interrupted = False
     try:
         while pending:
             done = finished.next_batch(block=False) if finished.has_ready() else []
             if not done:
                 time.sleep(WAIT_S)
-            for fut in done:
+            while done:  # each future dropped once read: the cluster forgets it then
+                fut = done.pop()
                 pending.discard(fut)
-                key = futures[fut]
+                key = futures.pop(fut)
                 if fut.status == "finished":
                     results[key] = fut.result()
                     if on_done is not None:
@@ -203,29 +206,25 @@ def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone |
                     exc = fut.exception()
                     failed[key] = f"{type(exc).__name__}: {exc}"
                     notice(f"task {key} failed on the cluster: {failed[key]}")
-            if time.perf_counter() - looked >= POLL_S:
-                held = _look(client, held, seen, prefix, by_key, notice)
-                looked = time.perf_counter()
+                del fut
+            while not removed.empty():
+                _worker_left(removed.get(), prefix, by_key, notice)
     except KeyboardInterrupt:
         interrupted = True
         client.cancel(list(pending))
+    with contextlib.suppress(Exception):  # the scheduler may be gone already
+        client.unsubscribe_topic("all")
     return EngineRun(results, failed, interrupted, tuple(notices), time.perf_counter() - start,
-                     engine.describe(), max(1, len(seen)))
+                     engine.describe())
 
 
-def _look(client: Any, held: dict[str, tuple[str, ...]], seen: set[str], prefix: str,
-          by_key: dict[str, Task], notice: OnNotice) -> dict[str, tuple[str, ...]]:
-    """The tasks each worker holds now; a worker that held some at the last look and is
-    gone now died with them (the scheduler runs them again elsewhere)."""
-    try:
-        now = {w: tuple(str(k).removeprefix(prefix) for k in keys
-                        if str(k).startswith(prefix) and str(k).removeprefix(prefix) in by_key)
-               for w, keys in client.processing().items()}
-    except OSError:  # the scheduler is busy or restarting: look again next time
-        return held
-    seen.update(now)
-    for worker, keys in held.items():
-        if worker not in now and keys:
-            notice(f"worker {worker} left the cluster while running {', '.join(keys)}; "
-                   "the scheduler runs them again on another worker")
-    return now
+def _worker_left(event: dict[str, Any], prefix: str, by_key: dict[str, Task],
+                 notice: OnNotice) -> None:
+    """Tell about a worker that left the cluster unexpectedly while running tasks of this
+    run (the scheduler runs them again on another worker)."""
+    keys = [str(k).removeprefix(prefix) for k in event.get("processing-tasks", ())
+            if str(k).startswith(prefix) and str(k).removeprefix(prefix) in by_key]
+    if event.get("expected") or not keys:
+        return
+    notice(f"worker {event.get('worker', '?')} died while running {', '.join(keys)}; "
+           "the scheduler runs them again on another worker")
