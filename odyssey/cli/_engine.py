@@ -43,7 +43,7 @@ class TaskProgress:
         self.best: dict[str, tuple[float, str]] = {}
         self.start = time.perf_counter()
         count = f"{total} {label}s" if total is not None else f"the {label}s"
-        print(f"odyssey: {count} on {engine.describe()}", file=sys.stderr, flush=True)
+        print(f"odyssey: {count} {engine.describe()}", file=sys.stderr, flush=True)
 
     def done(self, key: str, value: Any, done: int, total: int) -> None:
         gops = self.score(value)

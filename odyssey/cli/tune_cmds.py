@@ -165,6 +165,12 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _cmd_optimum(args: argparse.Namespace) -> int:
+    if args.design == "all":
+        from odyssey.cli._optimum_all import run_optimum_all
+
+        return run_optimum_all(args)
+    if engine_from(args).distributed:
+        raise OdysseyError("--workers and --scheduler apply to --design all")
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
@@ -239,10 +245,13 @@ def register(sub: Any) -> None:
     o.add_argument("kernel", help="C file with a #pragma scop region")
     o.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
                    help="override a size parameter (repeatable)")
-    o.add_argument("--design", required=True, help="design id or index from `odyssey designs`")
+    o.add_argument("--design", required=True,
+                   help="design id or index from `odyssey designs`, or `all`: every design of "
+                        "the paper's space (arrays of at most two dimensions)")
     o.add_argument("--platform", default="u250", help="bundled platform name or JSON file (default u250)")
     o.add_argument("--time-limit", type=positive_float, metavar="SECONDS",
                    help="stop with the best tiling found and the remaining gap (default: none)")
     o.add_argument("--seed", type=int, default=0, help="seed of the incumbent's random start (default 0)")
     o.add_argument("--json", metavar="OUT", help="write the result as JSON to OUT")
+    add_engine_options(o, "designs' proofs (with --design all)")
     o.set_defaults(func=_cmd_optimum)

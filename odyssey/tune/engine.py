@@ -60,6 +60,7 @@ class Engine:
 
     workers: int = 1
     scheduler: str | None = None
+    connect_timeout_s: float = 20.0  # to reach ``scheduler``
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -72,10 +73,10 @@ class Engine:
 
     def describe(self) -> str:
         if self.scheduler is not None:
-            return f"the Dask cluster at {self.scheduler}"
+            return f"on the Dask cluster at {self.scheduler}"
         if self.workers > 1:
-            return f"a local Dask cluster of {self.workers} worker processes"
-        return "this process"
+            return f"on a local Dask cluster of {self.workers} worker processes"
+        return "in this process"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +114,11 @@ def run_tasks(tasks: Sequence[Task], engine: Engine, *, on_done: OnDone | None =
     if len(set(keys)) != len(keys):
         raise EngineError("task keys must be unique")
     if not engine.distributed:
-        return _run_here(tasks, on_done)
+        return _run_here(tasks, engine, on_done)
     return _run_dask(tasks, engine, on_done, on_notice)
 
 
-def _run_here(tasks: Sequence[Task], on_done: OnDone | None) -> EngineRun:
+def _run_here(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None) -> EngineRun:
     start = time.perf_counter()
     results: dict[str, Any] = {}
     interrupted = False
@@ -130,7 +131,7 @@ def _run_here(tasks: Sequence[Task], on_done: OnDone | None) -> EngineRun:
         results[task.key] = value
         if on_done is not None:
             on_done(task.key, value, len(results), len(tasks))
-    return EngineRun(results, {}, interrupted, (), time.perf_counter() - start, "this process")
+    return EngineRun(results, {}, interrupted, (), time.perf_counter() - start, engine.describe())
 
 
 def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
@@ -150,7 +151,8 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
     cluster: Any = None
     try:
         if engine.scheduler is not None:
-            client = distributed.Client(engine.scheduler, timeout="20s", set_as_default=False)
+            client = distributed.Client(engine.scheduler, timeout=engine.connect_timeout_s,
+                                        set_as_default=False)
         else:
             cluster = distributed.LocalCluster(
                 n_workers=engine.workers, threads_per_worker=1, processes=True,
@@ -159,7 +161,7 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
     except (OSError, TimeoutError) as exc:
         if cluster is not None:
             cluster.close()
-        raise EngineError(f"cannot start or reach {engine.describe()}: {exc}") from None
+        raise EngineError(f"cannot run {engine.describe()}: {exc}") from None
     try:
         return _drive(client, tasks, engine, on_done, notice, start, notices)
     finally:
