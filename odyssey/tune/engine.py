@@ -228,5 +228,5 @@ def _worker_left(event: dict[str, Any], prefix: str, by_key: dict[str, Task],
             if str(k).startswith(prefix) and str(k).removeprefix(prefix) in by_key]
     if event.get("expected") or not keys:
         return
-    notice(f"worker {event.get('worker', '?')} died while running {', '.join(keys)}; "
+    notice(f"worker {event.get('worker', '?')} died with {', '.join(keys)} assigned to it; "
            "the scheduler runs them again on another worker")

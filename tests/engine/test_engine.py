@@ -78,11 +78,22 @@ def test_engine_here_and_on_two_workers(tmp_path: Path) -> None:
                     on_notice=notices.append)
     assert {k: run.results[k] for k in here.results} == here.results
     assert run.results["dies"] == "ran again" and marker.exists()
-    assert any("died while running dies" in n for n in notices), notices
+    assert any("died with dies assigned to it" in n for n in notices), notices
     assert set(run.failed) == {"raises"} and "ValueError: bad input 7" in run.failed["raises"]
     assert sorted(k for k, _, _ in seen) == sorted(run.results)  # every finished task reported
     assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen) and seen[-1][2] == 8
     assert not run.interrupted and notices == list(run.notices)
+
+
+def test_engine_on_a_cluster_of_its_own() -> None:
+    import distributed
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None,
+                                  processes=True) as cluster:
+        engine = Engine(scheduler=cluster.scheduler_address)
+        run = run_tasks([Task(f"t{i}", _square, (i,)) for i in range(3)], engine)
+        assert run.results == {f"t{i}": (i, i * i) for i in range(3)}
+        assert run.where == f"on the Dask cluster at {cluster.scheduler_address}"
 
 
 def test_engine_checks() -> None:
