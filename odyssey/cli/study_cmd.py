@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from odyssey.cli._common import positive_float, table
+from odyssey.cli._engine import add_engine_options, engine_from
 from odyssey.errors import OdysseyError
 
 
@@ -41,7 +42,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
             print(stamp, file=sys.stderr, flush=True)
 
     ctx = StudyContext(preset=study.preset(preset_name), platform=platform, seed=args.seed,
-                       time_s=args.time, say=say)
+                       time_s=args.time, say=say, engine=engine_from(args))
     try:
         res = study.execute(ctx)
     finally:
@@ -80,4 +81,5 @@ def register(sub: Any) -> None:
                     help="time budget per unit of work (per design, per layer; the study's "
                          "README says which), instead of the preset's")
     st.add_argument("--platform", help="bundled platform name or JSON file (default: the study's, u250)")
+    add_engine_options(st, "per-design optima of the studies that compute them")
     st.set_defaults(func=_cmd_study)

@@ -49,6 +49,14 @@ class KernelSource:
             raise KernelParseError(f"{p}: cannot read the kernel file: {exc.strerror}") from None
         return cls(str(p), text, tuple(sorted((defines or {}).items())), max_dim)
 
+    @classmethod
+    def of(cls, space: KernelSpace) -> KernelSource:
+        """The source an analysed space was read from: its scop's file, with every size
+        parameter at its value, and the largest array dimension among its designs."""
+        defines = {name: str(value) for name, value in space.scop.params}
+        return cls.read(space.scop.file, defines,
+                        max_dim=max((len(d.space_loops) for d in space.designs), default=1))
+
 
 @lru_cache(maxsize=SPACE_CACHE)
 def kernel_space(src: KernelSource) -> KernelSpace:
@@ -57,7 +65,9 @@ def kernel_space(src: KernelSource) -> KernelSpace:
     return analyse(scops[0], max_dim=src.max_dim)
 
 
-def design_model(src: KernelSource, design_id: str, platform: Platform) -> DesignModel:
-    """The ``accurate`` model of design ``design_id`` of ``src`` on ``platform``."""
+def design_model(src: KernelSource, design_id: str, platform: Platform, *,
+                 variant: str = "accurate") -> DesignModel:
+    """The model (``variant``, default ``accurate``) of design ``design_id`` of ``src`` on
+    ``platform``."""
     ks = kernel_space(src)
-    return build_model(ks, ks.design(design_id), platform=platform, variant="accurate")
+    return build_model(ks, ks.design(design_id), platform=platform, variant=variant)

@@ -200,3 +200,30 @@ def test_optimum_all_designs_on_two_workers(tmp_path: Path) -> None:
         assert rc1 == 0 and one["latency_cycles"] == d["latency_cycles"]
         assert one["tiling"] == d["tiling"] and one["status"] == d["status"]
     assert _run(["optimum", *mm8, "--design", "0", "--workers", "2"])[0] == 2
+
+
+def test_study_optima_on_two_workers_as_here() -> None:
+    from odyssey.platforms import load_platform
+    from odyssey.studies._common import iter_optima, kernel_space
+    from odyssey.studies.study import Preset, StudyContext
+
+    said: list[str] = []
+    ctx = StudyContext(preset=Preset("quick"), platform=load_platform("u250"), seed=0,
+                       kernels=ROOT / "kernels", say=said.append)
+    ks = kernel_space(ctx, "mm.c", {"I": "8", "J": "8", "K": "8"})
+    designs = [ks.design(i) for i in ("i-ij.k", "ij-ij.k", "jk-ik.j")]
+    here = list(iter_optima(ctx, ks, designs, platform=ctx.platform, variant="max"))
+    ctx2 = StudyContext(preset=Preset("quick"), platform=ctx.platform, seed=0,
+                        kernels=ROOT / "kernels", say=said.append, engine=Engine(workers=2))
+    there = list(iter_optima(ctx2, ks, designs, platform=ctx.platform, variant="max"))
+    for (d1, m1, p1, o1), (d2, m2, p2, o2) in zip(here, there, strict=True):
+        assert d1 == d2 and m1.variant == m2.variant == "max"
+        assert _no_seconds(p1) == _no_seconds(p2) and o1.tiling == o2.tiling
+        assert o1.latency_cycles == o2.latency_cycles and o1.status == o2.status
+    assert sum("optimum 3/3" in s for s in said) == 1
+
+
+def _no_seconds(p: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(p, seconds=0.0)
