@@ -26,6 +26,8 @@ from odyssey.platforms import Platform
 
 #: kernel spaces kept per process (a network has up to ~20 distinct layer shapes)
 SPACE_CACHE = 64
+#: models kept per process by :func:`cached_model`
+MODEL_CACHE = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,3 +73,11 @@ def design_model(src: KernelSource, design_id: str, platform: Platform, *,
     ``platform``."""
     ks = kernel_space(src)
     return build_model(ks, ks.design(design_id), platform=platform, variant=variant)
+
+
+@lru_cache(maxsize=MODEL_CACHE)
+def cached_model(src: KernelSource, design_id: str, platform: Platform, *,
+                 variant: str = "accurate") -> DesignModel:
+    """:func:`design_model`, kept for the next task of the same design on this worker (the
+    tuner benchmark runs every method and seed on each design's one model)."""
+    return design_model(src, design_id, platform, variant=variant)

@@ -227,3 +227,20 @@ def _no_seconds(p: Any) -> Any:
     import dataclasses
 
     return dataclasses.replace(p, seconds=0.0)
+
+
+def test_tuner_bench_on_two_workers_as_here() -> None:
+    from odyssey.studies.tuner_bench import BenchConfig, run_bench
+
+    cfg = BenchConfig(kernel=Path(MM), sizes={"I": 16, "J": 16, "K": 16},
+                      designs=("i-ij.k", "ij-ij.k"), methods=("annealing", "random"),
+                      seeds=(0, 1), time_runs=False, at_samples=(60,), at_seconds=())
+    optima = {"i-ij.k": 30.0, "ij-ij.k": 30.0}  # only scales the progress fractions
+    here = run_bench(cfg, optima=optima)
+    there = run_bench(cfg, optima=optima, engine=Engine(workers=2))
+
+    def runs(res: Any) -> list[Any]:
+        return [(r.method, r.design, r.seed, r.budget, r.samples, r.stop_reason,
+                 [(t.samples, t.throughput_gops) for t in r.trace]) for r in res.runs]
+
+    assert len(here.runs) == 4 and runs(here) == runs(there)  # annealing adapts to its budget
