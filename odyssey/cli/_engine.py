@@ -35,9 +35,11 @@ class TaskProgress:
     when it is. ``score(value)`` is a finished task's GOP/s (None: no result)."""
 
     def __init__(self, engine: Engine, total: int | None, score: Callable[[Any], float | None],
-                 label: str = "task", group: Callable[[str], str] = lambda key: "") -> None:
+                 label: str = "task", group: Callable[[str], str] = lambda key: "",
+                 describe: Callable[[Any], str] | None = None) -> None:
         self.live = sys.stderr.isatty()
         self.score = score
+        self.describe = describe
         self.label = label
         self.group = group
         self.best: dict[str, tuple[float, str]] = {}
@@ -54,7 +56,9 @@ class TaskProgress:
         got = f"{gops:.1f} GOP/s" if gops is not None else "no result"
         of = f" of {group}" if group else ""
         best = f"best{of} {old[0]:.1f} GOP/s ({old[1]})" if old else f"no best{of} yet"
-        line = (f"[{done}/{total}] {key}: {got}; {best}; "
+        if self.describe is not None:  # no GOP/s to compare: what the task found
+            got, best = self.describe(value), ""
+        line = (f"[{done}/{total}] {key}: {got}; {best + '; ' if best else ''}"
                 f"{time.perf_counter() - self.start:.0f} s")
         if self.live:
             print(f"\r{line}\x1b[K", end="", file=sys.stderr, flush=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from odyssey.cli._common import defines, positive_float, positive_int, table
+from odyssey.cli._engine import TaskProgress, add_engine_options, engine_from
 from odyssey.errors import OdysseyError
 
 _DEFAULT_TIME_S = 60.0
@@ -117,10 +118,24 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
 
     print(f"pareto: {len(models)} design(s) on {platform.name}, objectives {','.join(objectives)}",
           file=sys.stderr)
+    engine = engine_from(args)
+    on_engine: dict[str, Any] = {}
+    if engine.distributed and (args.method != "exact" or time_s is not None
+                               or args.samples is not None):
+        raise OdysseyError("--workers and --scheduler apply to --method exact without --time "
+                           "or --samples: each design's exact front is then a task")
+    if engine.distributed:  # each design's exact front as a task (docs/cluster.md)
+        from odyssey.tune.tasks import KernelSource
+
+        tasks = TaskProgress(engine, len(models), lambda v: None, "design front",
+                             describe=lambda v: f"{len(v[0])} points of {v[2]:,} tilings")
+        on_engine = {"engine": engine, "on_done": tasks.done, "on_notice": tasks.notice,
+                     "source": KernelSource.read(args.kernel, sizes,
+                                                 max_dim=2 if args.design == "all" else 3)}
     try:
         result = pareto_front(models, objectives, method=args.method, time_s=time_s,
                               samples=args.samples, seed=args.seed,
-                              progress=report if live else None)
+                              progress=report if live else None, **on_engine)
         if reference:
             ref = tuple(reference.get(o, r) for o, r in zip(objectives, result.reference, strict=True))
             result = dataclasses.replace(result, reference=ref, hypervolume=result.hypervolume_at(ref))
@@ -133,7 +148,7 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
             else:
                 print("\rpareto: enumerating the exact front for ADRS\x1b[K", file=sys.stderr)
                 true = pareto_front(models, objectives, method="exact",
-                                    progress=report if live else None)
+                                    progress=report if live else None, **on_engine)
                 if true.status != "complete":
                     print("\rpareto: ADRS skipped: the exact enumeration was interrupted\x1b[K",
                           file=sys.stderr)
@@ -226,4 +241,5 @@ def register(sub: Any) -> None:
     p.add_argument("--adrs", action="store_true",
                    help="also enumerate the exact front and report the ADRS of the found one")
     p.add_argument("--out", metavar="DIR", help="write front.json, front.csv and front.png into DIR")
+    add_engine_options(p, "designs' exact fronts (with --method exact, no --time/--samples)")
     p.set_defaults(func=_cmd_pareto)

@@ -154,9 +154,10 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
             client = distributed.Client(engine.scheduler, timeout=engine.connect_timeout_s,
                                         set_as_default=False)
         else:
+            # its HTTP server on a free loopback port: never the default 8787 of another run
             cluster = distributed.LocalCluster(
                 n_workers=engine.workers, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.ERROR)
+                dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
             client = distributed.Client(cluster, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         if cluster is not None:

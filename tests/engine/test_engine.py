@@ -244,3 +244,16 @@ def test_tuner_bench_on_two_workers_as_here() -> None:
                  [(t.samples, t.throughput_gops) for t in r.trace]) for r in res.runs]
 
     assert len(here.runs) == 4 and runs(here) == runs(there)  # annealing adapts to its budget
+
+
+def test_pareto_exact_fronts_on_two_workers_as_here(tmp_path: Path) -> None:
+    argv = ["pareto", MM, "-D", "I=8", "-D", "J=8", "-D", "K=8", "--method", "exact"]
+    rc1, out1, _ = _run([*argv, "--out", str(tmp_path / "1")])
+    rc2, out2, err2 = _run([*argv, "--workers", "2", "--out", str(tmp_path / "2")])
+    assert rc1 == rc2 == 0
+    assert (tmp_path / "1" / "front.csv").read_text() == (tmp_path / "2" / "front.csv").read_text()
+    one, two = (json.loads((tmp_path / n / "front.json").read_text()) for n in ("1", "2"))
+    assert one["designs"] == two["designs"] and one["hypervolume"] == two["hypervolume"]
+    assert out1.splitlines()[1:-1] == out2.splitlines()[1:-1]  # but the seconds, the folder
+    assert "[18/18] " in err2 and " points of " in err2
+    assert _run([*argv[:-2], "--method", "nsga2", "--samples", "50", "--workers", "2"])[0] == 2
