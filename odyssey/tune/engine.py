@@ -164,6 +164,10 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
             cluster.close()
         raise EngineError(f"cannot run {engine.describe()}: {exc}") from None
     try:
+        if cluster is not None:  # Ctrl-C is for this process: it cancels, the workers go on
+            from odyssey.tune._dask_plugin import IgnoreInterrupt
+
+            client.register_plugin(IgnoreInterrupt(), name="odyssey-ignore-sigint")
         return _drive(client, tasks, engine, on_done, notice, start, notices)
     finally:
         client.close()
