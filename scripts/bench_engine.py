@@ -12,8 +12,10 @@ kernels/cnn.c (30), ``--samples`` evaluations per (shape, design), once per entr
 processes, its start-up included in the time). Prints and writes, per run: wall seconds, the
 CPU seconds of the designs' searches summed (what the workers did), the speed-up over the first
 run, the load average of the machine before and after (a shared machine's speed-ups are only
-as good as its idle cores), and whether every (shape, design) result -- best tiling, latency,
-samples, stop reason -- equals the first run's.
+as good as its idle cores), what N idle cores would give by the first run's task times (each
+task to the worker free first; start-up and transfers left out: an estimate, not a
+measurement), and whether every (shape, design) result -- best tiling, latency, samples,
+stop reason -- equals the first run's.
 """
 
 from __future__ import annotations
@@ -35,6 +37,17 @@ def _signature(result: Any) -> list[Any]:
     return [(s.index, s.design, s.tiling, s.latency_cycles,
              [(d.design, d.throughput_gops, d.latency_cycles, d.samples, d.stop_reason, d.error)
               for d in s.designs]) for s in result.shapes]
+
+
+def _ideal(task_s: list[float], workers: int) -> float:
+    """Speed-up of ``workers`` idle single-core workers over one, from one worker's task
+    times: each task, in submission order, to the worker free first (Dask's FIFO with
+    one task per thread); the cluster's start-up and the transfers are left out."""
+    free = [0.0] * workers
+    for t in task_s:
+        k = free.index(min(free))
+        free[k] += t
+    return sum(task_s) / max(free) if task_s else 1.0
 
 
 def main() -> None:
@@ -77,12 +90,16 @@ def main() -> None:
                "identical_to_first": sig == first, "load_before": load0,
                "load_after": os.getloadavg()[0]}
         run["speedup"] = runs[0]["wall_s"] / wall if runs else 1.0
+        if runs:  # what N idle cores would give: the first run's task times, list-scheduled
+            run["ideal_speedup"] = _ideal(runs[0]["task_s"], workers)
+        run["task_s"] = [d.seconds for s in result.shapes for d in s.designs]
         runs.append(run)
         print(f"workers {workers}: {wall:.1f} s wall, {run['search_s']:.1f} s of searches, "
               f"speed-up {run['speedup']:.2f}x, {run['tasks']} tasks, network "
               f"{result.throughput_gops:.1f} GOP/s, identical to the first run: "
-              f"{run['identical_to_first']}, load {load0:.1f} -> {run['load_after']:.1f}",
-              flush=True)
+              f"{run['identical_to_first']}, load {load0:.1f} -> {run['load_after']:.1f}"
+              + (f"; on idle cores about {run['ideal_speedup']:.2f}x" if "ideal_speedup" in run
+                 else ""), flush=True)
     doc = {"command": f"odyssey network {args.network} --kernel kernels/cnn.c --design all "
                       f"--samples {args.samples} --seed {args.seed}",
            "shapes": n_shapes, "all_shapes": len(groups), "cpus": os.cpu_count(), "runs": runs}
