@@ -7,11 +7,13 @@ import argparse
 import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from odyssey.cli._common import positive_int
 from odyssey.errors import OdysseyError
-from odyssey.tune.engine import Engine, EngineRun
+
+if TYPE_CHECKING:  # the engine (and the tune package) load when a command runs, not at --help
+    from odyssey.tune.engine import Engine, EngineRun
 
 
 def add_engine_options(p: argparse.ArgumentParser, what: str) -> None:
@@ -25,6 +27,8 @@ def add_engine_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def engine_from(args: argparse.Namespace) -> Engine:
+    from odyssey.tune.engine import Engine
+
     return Engine(workers=args.workers, scheduler=args.scheduler)
 
 
