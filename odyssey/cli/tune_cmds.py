@@ -84,6 +84,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if args.method == "mfbo" or args.fidelity != "model" or args.budget is not None:
         from odyssey.cli._mfbo import run_mfbo_command
 
+        if engine_from(args).distributed:
+            raise OdysseyError("--workers and --scheduler apply to the per-design searches, "
+                               "not to --method mfbo")
+
         return run_mfbo_command(args)
     if args.method != "odyssey" and (args.mp_objective is not None or args.mp_solver is not None
                                      or args.no_bound_search):
