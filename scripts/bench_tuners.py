@@ -12,6 +12,9 @@ run's trace), the figures ``quality_<budget>.png`` (Figure 7), ``convergence_sam
 (Figure 8), ``convergence_seconds.png`` and ``odyssey_time.png`` (Figure 9). Optima are
 cached in docs/results/tuners/optimum.json, keyed by kernel, sizes, platform and design.
 Single-threaded like the paper: BLAS threads are pinned to one before numpy loads.
+``--workers N`` (or ``--scheduler ADDRESS``) runs the optima and the runs as tasks on Dask
+workers (docs/cluster.md); the sample-budgeted runs give the same results, the time runs
+want one idle core per worker.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from odyssey.studies.tuner_bench_plots import (  # noqa: E402
     time_figure,
 )
 from odyssey.tune import TracePoint  # noqa: E402
+from odyssey.tune.engine import Engine  # noqa: E402
 
 CACHE = Path("docs/results/tuners/optimum.json")
 
@@ -216,6 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="MM 256^3, 3 designs, 2 seeds, 0.5 s")
     ap.add_argument("--out", type=Path, help="output directory")
     ap.add_argument("--plot-only", action="store_true", help="redraw from OUT/runs.json")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="run the optima and the runs on a local Dask cluster of N processes "
+                         "(docs/cluster.md; time runs want one idle core each)")
+    ap.add_argument("--scheduler", metavar="ADDRESS", help="... or on the Dask cluster at ADDRESS")
     ap.add_argument("--merge", action="store_true",
                     help="replace the runs of --methods in OUT/runs.json (same designs, seeds "
                          "and budget) and keep the other methods' runs")
@@ -234,7 +242,12 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         models = design_models(cfg)
         print(f"optima of {len(models)} designs ...", flush=True)
-        optima = optima_for(cfg, models, cache)
+        engine = Engine(workers=args.workers, scheduler=args.scheduler)
+
+        def notice(text: str) -> None:
+            print(f"note: {text}", flush=True)
+
+        optima = optima_for(cfg, models, cache, engine=engine, on_notice=notice)
         _write(CACHE, json.dumps(dict(sorted(cache.items())), indent=1))
         runs = len(models) * len(cfg.methods) * len(cfg.seeds)
         print(f"{runs} time runs of {cfg.time_s:g} s (about {runs * cfg.time_s / 60:.0f} min), "
@@ -246,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{p.fraction:6.1%} of optimum  ({time.perf_counter() - start:.0f} s)",
                   flush=True)
 
-        result = run_bench(cfg, optima=optima, progress=report)
+        result = run_bench(cfg, optima=optima, progress=report, engine=engine, on_notice=notice)
         if args.merge:
             result = _merged(_load_runs(out / "runs.json"), result)
         _save_runs(result, out / "runs.json")

@@ -16,6 +16,7 @@ from odyssey.cli._common import (
     seed,
     table,
 )
+from odyssey.cli._engine import TaskProgress, add_engine_options, engine_from
 from odyssey.cli._output import add_json, emit_json, outputs
 from odyssey.errors import OdysseyError
 
@@ -25,6 +26,10 @@ def _cmd_network(args: argparse.Namespace) -> int:
     from odyssey.network.networks import load_network
     from odyssey.platforms import load_platform
 
+    engine = engine_from(args)
+    if engine.distributed and (args.shared_array or args.transfer):
+        raise OdysseyError("--workers and --scheduler apply to the per-layer tuning, not to "
+                           "--shared-array or --transfer")
     if args.shared_array:
         from odyssey.cli._shared_array import run_shared_array
 
@@ -48,15 +53,25 @@ def _cmd_network(args: argparse.Namespace) -> int:
         line(f"[shape {p.shape}/{p.shapes}: {','.join(p.layers)}] design {p.design}/{p.designs} "
              f"{p.design_id}: best {best:.1f} GOP/s, {p.seconds:.0f} s")
 
+    tasks = TaskProgress(engine, None, _task_gops, "(shape, design) task",
+                         group=lambda key: key.rsplit(" ", 1)[0]) if engine.distributed else None
     try:
         result = tune_network(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
                               platform=platform, design=args.design, time_s=time_s,
                               samples=args.samples, seed=args.seed, method=args.method,
-                              progress=report)
+                              progress=report, engine=engine,
+                              on_task=tasks.done if tasks else None,
+                              on_notice=tasks.notice if tasks else None)
     finally:
         line.clear()
     return print_network(result, platform=platform.name, clock_mhz=platform.clock_mhz,
                          design=args.design, json_out=args.json)
+
+
+def _task_gops(value: Any) -> float | None:
+    """GOP/s of a finished (shape, design) task (None: no feasible tiling)."""
+    _, trial = value
+    return trial.throughput_gops if trial is not None else None
 
 
 def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
@@ -150,4 +165,5 @@ def register(sub: Any) -> None:
     nw.add_argument("--no-compare", action="store_true",
                     help="with --transfer: tune with transfer only (no from-scratch run) and "
                          "print the per-layer results as without --transfer")
+    add_engine_options(nw, "(layer shape, design) searches")
     nw.set_defaults(func=_cmd_network, outputs=outputs(("json", "file"), ("history", "history")))

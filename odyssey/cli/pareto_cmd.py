@@ -20,6 +20,7 @@ from odyssey.cli._common import (
     seed,
     table,
 )
+from odyssey.cli._engine import TaskProgress, add_engine_options, engine_from
 from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
 from odyssey.errors import OdysseyError
 
@@ -119,9 +120,23 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
 
     print(f"pareto: {len(models)} design(s) on {platform.name}, objectives {','.join(objectives)}",
           file=sys.stderr)
+    engine = engine_from(args)
+    on_engine: dict[str, Any] = {}
+    if engine.distributed and (args.method != "exact" or time_s is not None
+                               or args.samples is not None):
+        raise OdysseyError("--workers and --scheduler apply to --method exact without --time "
+                           "or --samples: each design's exact front is then a task")
+    if engine.distributed:  # each design's exact front as a task (docs/cluster.md)
+        from odyssey.tune.tasks import KernelSource
+
+        tasks = TaskProgress(engine, len(models), lambda v: None, "design front",
+                             describe=lambda v: f"{len(v[0])} points of {v[2]:,} tilings")
+        on_engine = {"engine": engine, "on_done": tasks.done, "on_notice": tasks.notice,
+                     "source": KernelSource.read(args.kernel, sizes,
+                                                 max_dim=2 if args.design == "all" else 3)}
     try:
         result = pareto_front(models, objectives, method=args.method, time_s=time_s,
-                              samples=args.samples, seed=args.seed, progress=report)
+                              samples=args.samples, seed=args.seed, progress=report, **on_engine)
         if reference:
             ref = tuple(reference.get(o, r) for o, r in zip(objectives, result.reference, strict=True))
             result = dataclasses.replace(result, reference=ref, hypervolume=result.hypervolume_at(ref))
@@ -133,7 +148,7 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
                             "found_hypervolume": result.hypervolume, "seconds": 0.0}
             else:
                 line("pareto: enumerating the exact front for ADRS", force=True)
-                true = pareto_front(models, objectives, method="exact", progress=report)
+                true = pareto_front(models, objectives, method="exact", progress=report, **on_engine)
                 if true.status != "complete":
                     line("pareto: ADRS skipped: the exact enumeration was interrupted", force=True)
                     interrupted = True
@@ -234,4 +249,5 @@ def register(sub: Any) -> None:
     add_json(p, "the front (the same record as front.json)")
     p.add_argument("--out", metavar="DIR",
                    help="write front.json, front.csv and front.png into DIR (created if missing)")
+    add_engine_options(p, "designs' exact fronts (with --method exact, no --time/--samples)")
     p.set_defaults(func=_cmd_pareto, outputs=outputs(("json", "file"), ("out", "folder")))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from odyssey.cli._common import PLATFORM_HELP, positive_float, seed, table
+from odyssey.cli._engine import add_engine_options, engine_from
 from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
 from odyssey.errors import OdysseyError
 
@@ -45,7 +46,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
             print(stamp, file=sys.stderr, flush=True)
 
     ctx = StudyContext(preset=study.preset(preset_name), platform=platform, seed=args.seed,
-                       time_s=args.time, say=say)
+                       time_s=args.time, say=say, engine=engine_from(args))
     try:
         res = study.execute(ctx)
     finally:
@@ -111,4 +112,5 @@ def register(sub: Any) -> None:
     st.add_argument("--platform",
                     help=PLATFORM_HELP.replace("(default u250)", "(default: the study's, u250)"))
     add_json(st, "the study's record (the same as study.json in the output folder)")
+    add_engine_options(st, "per-design optima of the studies that compute them")
     st.set_defaults(func=_cmd_study, outputs=outputs(("out", "study"), ("json", "file")))

@@ -20,6 +20,7 @@ from odyssey.cli._common import (
     share,
     table,
 )
+from odyssey.cli._engine import add_engine_options, engine_from, tune_designs
 from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
 from odyssey.errors import OdysseyError
 
@@ -100,6 +101,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if args.method == "mfbo" or args.fidelity != "model" or args.budget is not None:
         from odyssey.cli._mfbo import run_mfbo_command
 
+        if engine_from(args).distributed:
+            raise OdysseyError("--workers and --scheduler apply to the per-design searches, "
+                               "not to --method mfbo")
+
         return run_mfbo_command(args)
     if args.method != "odyssey" and (args.mp_objective is not None or args.mp_solver is not None
                                      or args.no_bound_search):
@@ -120,7 +125,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     records: list[dict[str, Any]] = []
     interrupted = False
     overall = 0.0  # the best throughput of the designs finished so far
-    for n, design in enumerate(designs, 1):
+    engine = engine_from(args)
+    if engine.distributed:  # the designs as tasks on Dask workers (docs/cluster.md)
+        records, interrupted = tune_designs(args, designs, platform, options, time_s)
+    for n, design in enumerate(() if engine.distributed else designs, 1):
 
         def report(p: Progress, n: int = n, did: str = design.id, overall: float = overall) -> None:
             left = (f"{p.time_left_s:.1f} s left" if p.time_left_s is not None
@@ -194,6 +202,12 @@ def _usable_note(platform: Any) -> str:
 
 
 def _cmd_optimum(args: argparse.Namespace) -> int:
+    if args.design == "all":
+        from odyssey.cli._optimum_all import run_optimum_all
+
+        return run_optimum_all(args)
+    if engine_from(args).distributed:
+        raise OdysseyError("--workers and --scheduler apply to --design all")
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
@@ -265,6 +279,7 @@ def register(sub: Any) -> None:
     t.add_argument("--emit", metavar="DIR",
                    help="generate the HLS design of the best point into DIR (created; replaced "
                         "only if it holds an earlier odyssey design)")
+    add_engine_options(t, "designs' searches")
     t.add_argument("--fidelity", choices=("model", "sim", "hls"), default="model",
                    help="with --method mfbo: what confirms the model's best designs, the timed "
                         "simulation (sim), the Vitis HLS synthesis report (hls: needs "
@@ -278,7 +293,9 @@ def register(sub: Any) -> None:
     o.add_argument("kernel", type=kernel_file, help=KERNEL_HELP)
     o.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
                    help=DEFINE_HELP)
-    o.add_argument("--design", required=True, help="design id or index from `odyssey designs`")
+    o.add_argument("--design", required=True,
+                   help="design id or index from `odyssey designs`, or `all`: every design of "
+                        "the paper's space (arrays of at most two dimensions)")
     o.add_argument("--platform", default="u250", help=PLATFORM_HELP)
     o.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="stop after SECONDS with the best tiling found and the remaining gap "
@@ -289,4 +306,5 @@ def register(sub: Any) -> None:
     o.add_argument("--seed", type=seed, default=0,
                    help="seed of the incumbent's random start, a non-negative integer (default 0)")
     add_json(o, "the result (tiling, bounds, proof)")
+    add_engine_options(o, "designs' proofs (with --design all)")
     o.set_defaults(func=_cmd_optimum, outputs=outputs(("json", "file")))

@@ -27,6 +27,10 @@ section 5.4), throughput ``sum_l ops_l / (sum_l L_l / f)``.
 Stride-2 layers are tuned as stride 1 over their output size (see
 :mod:`odyssey.network.networks`). A KeyboardInterrupt ends the run with the results so far
 (``interrupted=True``); a design whose model cannot be built is recorded with its error.
+
+With a distributed :class:`~odyssey.tune.engine.Engine` the (shape, design) pairs are tasks on
+Dask workers (:func:`design_task`: the kernel source, the layer's sizes, the design id, the
+budget and the seed travel; the worker rebuilds the model), with the same results.
 """
 
 from __future__ import annotations
@@ -45,8 +49,10 @@ from odyssey.mapping.space import Design, KernelSpace, analyse
 from odyssey.model import build_model
 from odyssey.network.networks import KERNEL_SIZES, Layer, Network, ShapeGroup, unique_shapes
 from odyssey.platforms import Platform
-from odyssey.tune import Progress, make_tuner, run_tuner
+from odyssey.tune import Progress, Trial, make_tuner, run_tuner
 from odyssey.tune import tuner_options as allowed_options
+from odyssey.tune.engine import Engine, OnDone, OnNotice, Task, run_tasks
+from odyssey.tune.tasks import KernelSource, kernel_space
 
 #: largest array dimension of the ``all`` space (the paper's Table 2: 1D and 2D arrays)
 ALL_MAX_DIM = 2
@@ -75,6 +81,8 @@ class ShapeResult:
 
     ``design`` is None when no design found a feasible point (then every metric is None).
     ``complete`` is False when the run was interrupted before every design was tuned.
+    ``seconds``: the shape's wall-clock time here; on a distributed engine, the search
+    times of its designs summed.
     """
 
     index: int
@@ -207,9 +215,17 @@ def tune_network(
     method: str = "odyssey",
     tuner_options: Mapping[str, Any] | None = None,
     progress: Callable[[NetworkProgress], None] | None = None,
+    engine: Engine | None = None,
+    on_task: OnDone | None = None,
+    on_notice: OnNotice | None = None,
 ) -> NetworkResult:
     """Tune every unique layer shape of ``network``; ``time_s``/``samples`` are per design
     and shape (as :func:`~odyssey.tune.run_tuner`'s, at least one of them).
+
+    With a distributed ``engine`` (:mod:`odyssey.tune.engine`) every (shape, design) pair is
+    a task on its workers, with the run's ``seed`` as here, so a sample-budgeted run gives the
+    same results; ``on_task``/``on_notice`` then report finished tasks and worker deaths
+    (``progress`` is for the run here).
 
     ``dw_kernel`` defaults to ``dwconv.c`` next to ``kernel``. Every shape's kernel is
     loaded and analysed (and a fixed ``design`` resolved) before any tuning starts, so bad
@@ -226,7 +242,12 @@ def tune_network(
     started = time.perf_counter()
     shapes: list[ShapeResult] = []
     interrupted = False
-    for n, plan in enumerate(plans, 1):
+    if engine is not None and engine.distributed:
+        shapes, interrupted = _tune_on_engine(
+            plans, engine, max_dim=ALL_MAX_DIM if design == "all" else FIXED_MAX_DIM,
+            platform=platform, time_s=time_s, samples=samples, seed=seed, method=method,
+            options=options, on_task=on_task, on_notice=on_notice)
+    for n, plan in enumerate(() if engine is not None and engine.distributed else plans, 1):
         result, interrupted = _tune_shape(
             plan, n, len(plans), platform=platform, time_s=time_s, samples=samples, seed=seed,
             method=method, options=options, progress=progress, started=started)
@@ -299,65 +320,147 @@ def _tune_shape(
     samples: int | None, seed: int, method: str, options: Mapping[str, Any],
     progress: Callable[[NetworkProgress], None] | None, started: float,
 ) -> tuple[ShapeResult | None, bool]:
-    """Tune every design of ``plan``; the best, and whether the run was interrupted."""
+    """Tune every design of ``plan`` here; the best, and whether the run was interrupted."""
     group = plan.group
-    outcomes: list[DesignOutcome] = []
-    best: tuple[float, Design, Any] | None = None  # (GOP/s, design, trial)
+    runs: list[_DesignRun] = []
+    best = 0.0  # GOP/s of the shape so far
     shape_start = time.perf_counter()
     interrupted = False
     for k, design in enumerate(plan.designs, 1):
 
         def report(p: Progress | None, k: int = k, did: str = design.id,
-                   so_far: float = best[0] if best else 0.0) -> None:
+                   so_far: float = best) -> None:
             if progress is not None:
                 progress(NetworkProgress(n, total, group.names, k, len(plan.designs), did, so_far,
                                          p, time.perf_counter() - started))
 
-        begin = time.perf_counter()
         try:
             report(None)
-            model = build_model(plan.space, design, platform=platform, variant="accurate")
-            tuner = make_tuner(method, model, seed=seed, **options)
-            result = run_tuner(tuner, model, time_s=time_s, samples=samples,
-                               progress=report if progress is not None else None)
+            run = _run_design(plan.space, design, platform=platform, time_s=time_s,
+                              samples=samples, seed=seed, method=method, options=options,
+                              progress=report if progress is not None else None)
         except KeyboardInterrupt:
             interrupted = True
             break
-        except OdysseyError as exc:
-            outcomes.append(DesignOutcome(design.id, design.dataflow, design.ordering, None, None,
-                                          0, time.perf_counter() - begin, "error", str(exc)))
-            continue
-        trial = result.best
-        outcomes.append(DesignOutcome(
-            design.id, design.dataflow, design.ordering,
-            trial.throughput_gops if trial else None, trial.latency_cycles if trial else None,
-            result.samples, result.seconds, result.stop_reason))
-        if trial is not None and (best is None or trial.throughput_gops > best[0]):
-            best = (trial.throughput_gops, design, trial)
-        if result.stop_reason == "interrupted":
+        runs.append(run)
+        if run.trial is not None:
+            best = max(best, run.trial.throughput_gops)
+        if run.outcome.stop_reason == "interrupted":
             interrupted = True
             break
-    if not outcomes:
+    if not runs:
         return None, interrupted
-    complete = len(outcomes) == len(plan.designs) and not (
-        interrupted and outcomes[-1].stop_reason == "interrupted")
+    complete = len(runs) == len(plan.designs) and not (
+        interrupted and runs[-1].outcome.stop_reason == "interrupted")
+    return _shape_result(plan, n, runs, complete, time.perf_counter() - shape_start), interrupted
+
+
+@dataclass(frozen=True, slots=True)
+class _DesignRun:
+    """One design searched on one shape: its outcome and its best trial (None: none feasible)."""
+
+    design: Design
+    outcome: DesignOutcome
+    trial: Trial | None
+
+
+def _run_design(
+    space: KernelSpace, design: Design, *, platform: Platform, time_s: float | None,
+    samples: int | None, seed: int, method: str, options: Mapping[str, Any],
+    progress: Callable[[Progress], None] | None = None,
+) -> _DesignRun:
+    """Build ``design``'s accurate model, run the tuner on it; an OdysseyError becomes the
+    outcome's ``error``. The same steps here and on a worker (:func:`design_task`)."""
+    begin = time.perf_counter()
+    try:
+        model = build_model(space, design, platform=platform, variant="accurate")
+        tuner = make_tuner(method, model, seed=seed, **options)
+        result = run_tuner(tuner, model, time_s=time_s, samples=samples, progress=progress)
+    except OdysseyError as exc:
+        return _DesignRun(design, DesignOutcome(design.id, design.dataflow, design.ordering, None,
+                                                None, 0, time.perf_counter() - begin, "error",
+                                                str(exc)), None)
+    trial = result.best
+    return _DesignRun(design, DesignOutcome(
+        design.id, design.dataflow, design.ordering,
+        trial.throughput_gops if trial else None, trial.latency_cycles if trial else None,
+        result.samples, result.seconds, result.stop_reason), trial)
+
+
+def design_task(src: KernelSource, design_id: str, platform: Platform, method: str,
+                options: Mapping[str, Any], time_s: float | None, samples: int | None,
+                seed: int) -> tuple[DesignOutcome, Trial | None]:
+    """One (shape, design) task on a worker of :mod:`odyssey.tune.engine`: the shape's space
+    rebuilt from the kernel source (once per worker), the design tuned as here."""
+    space = kernel_space(src)
+    run = _run_design(space, space.design(design_id), platform=platform, time_s=time_s,
+                      samples=samples, seed=seed, method=method, options=options)
+    return run.outcome, run.trial
+
+
+def _shape_result(plan: _Plan, n: int, runs: list[_DesignRun], complete: bool,
+                  seconds: float) -> ShapeResult:
+    """The shape's best design over ``runs`` (the first of the highest GOP/s, in the
+    designs' order) and its metrics."""
+    group = plan.group
+    best: _DesignRun | None = None
+    for run in runs:
+        if run.trial is not None and (best is None or best.trial is None
+                                      or run.trial.throughput_gops > best.trial.throughput_gops):
+            best = run
     metrics: dict[str, Any] = dict.fromkeys(
         ("design", "dataflow", "ordering", "tiling", "latency_cycles", "throughput_gops", "dsp",
          "bram18k", "mac_lanes", "dsp_efficiency"))
-    if best is not None:
-        gops, design, trial = best
+    if best is not None and best.trial is not None:
+        design, trial = best.design, best.trial
         lanes = mac_lanes(design, trial.tiling)
         metrics.update(
             design=design.id, dataflow=design.dataflow, ordering=design.ordering,
             tiling=tuple((k, int(v)) for k, v in trial.tiling.items()),
-            latency_cycles=trial.latency_cycles, throughput_gops=gops, dsp=trial.dsp,
-            bram18k=trial.bram18k, mac_lanes=lanes,
+            latency_cycles=trial.latency_cycles, throughput_gops=trial.throughput_gops,
+            dsp=trial.dsp, bram18k=trial.bram18k, mac_lanes=lanes,
             dsp_efficiency=dsp_efficiency(group.first.macs, lanes, trial.latency_cycles))
-    shape = ShapeResult(index=n, kind=group.kind, sizes=group.sizes, layers=group.names,
-                        kernel=plan.kernel, ops=group.first.ops, designs=tuple(outcomes),
-                        complete=complete, seconds=time.perf_counter() - shape_start,
-                        note=plan.note, **metrics)
-    return shape, interrupted
+    return ShapeResult(index=n, kind=group.kind, sizes=group.sizes, layers=group.names,
+                       kernel=plan.kernel, ops=group.first.ops,
+                       designs=tuple(r.outcome for r in runs), complete=complete,
+                       seconds=seconds, note=plan.note, **metrics)
+
+
+def _tune_on_engine(
+    plans: list[_Plan], engine: Engine, *, max_dim: int, platform: Platform,
+    time_s: float | None, samples: int | None, seed: int, method: str,
+    options: Mapping[str, Any], on_task: OnDone | None, on_notice: OnNotice | None,
+) -> tuple[list[ShapeResult], bool]:
+    """Every (shape, design) pair as a task of ``engine``; the shapes with at least one
+    finished design (``complete`` when all finished), and whether the run was interrupted.
+    A shape's ``seconds`` are its designs' search times summed."""
+    texts: dict[str, str] = {}
+    tasks: list[Task] = []
+    for n, plan in enumerate(plans, 1):
+        if plan.kernel not in texts:
+            texts[plan.kernel] = KernelSource.read(plan.kernel, None, max_dim=max_dim).text
+        src = KernelSource(plan.kernel, texts[plan.kernel],
+                           tuple(sorted(plan.group.first.defines().items())), max_dim)
+        tasks += [Task(f"shape {n} {d.id}", design_task,
+                       (src, d.id, platform, method, dict(options), time_s, samples, seed))
+                  for d in plan.designs]
+    run = run_tasks(tasks, engine, on_done=on_task, on_notice=on_notice)
+    shapes: list[ShapeResult] = []
+    for n, plan in enumerate(plans, 1):
+        runs: list[_DesignRun] = []
+        for d in plan.designs:
+            key = f"shape {n} {d.id}"
+            if key in run.results:
+                outcome, trial = run.results[key]
+                runs.append(_DesignRun(d, outcome, trial))
+            elif key in run.failed:
+                runs.append(_DesignRun(d, DesignOutcome(
+                    d.id, d.dataflow, d.ordering, None, None, 0, 0.0, "error",
+                    f"the cluster failed it: {run.failed[key]}"), None))
+        if runs:
+            shapes.append(_shape_result(plan, n, runs, len(runs) == len(plan.designs),
+                                        sum(r.outcome.seconds for r in runs)))
+    return shapes, run.interrupted
 
 
 def mac_lanes(design: Design, tiling: Mapping[str, int]) -> int:

@@ -13,14 +13,18 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from odyssey.codegen.tiling import make_tiling
+from odyssey.errors import StudyError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import Design, KernelSpace, analyse
 from odyssey.model import DesignModel, build_model
 from odyssey.model.report import model_record
 from odyssey.platforms import Platform
 from odyssey.studies.study import StudyContext
+from odyssey.tune.engine import Engine, Task, run_tasks
 from odyssey.tune.exact.best import FALLBACK_SAMPLES, best_tiling
 from odyssey.tune.exact.optimum import OptimumResult
+from odyssey.tune.tasks import KernelSource, design_model
+from odyssey.tune.tasks import kernel_space as kernel_source_space
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +120,51 @@ def iter_optima(ctx: StudyContext, ks: KernelSpace, designs: Iterable[Design], *
                 time_limit_s: float | None = None) -> Iterator[Optimum]:
     """Per design, in order and one at a time: its model (``variant``) and the exact optimum
     of that model (:func:`optimum_point`, seed ``ctx.seed``) with accurate-model metrics.
-    Lazy, so a study can do its own work and report progress after each design."""
+    Lazy, so a study can do its own work and report progress after each design. On a
+    distributed ``ctx.engine`` every design's optimum is a task (:func:`optimum_task`), all
+    of them run first, then the designs come in order with their models built here."""
+    if ctx.engine is not None and ctx.engine.distributed:
+        yield from _optima_on_engine(ctx, ctx.engine, ks, list(designs), platform=platform,
+                                     variant=variant, time_limit_s=time_limit_s)
+        return
     for d in designs:
         model = build_model(ks, d, platform=platform, variant=variant)
         accurate = model if variant == "accurate" else build_model(ks, d, platform=platform)
         point, opt = optimum_point(d, model, time_limit_s=time_limit_s, seed=ctx.seed,
                                    accurate=accurate)
         yield d, model, point, opt
+
+
+def optimum_task(src: KernelSource, design_id: str, platform: Platform, variant: str,
+                 time_limit_s: float | None, seed: int) -> tuple[Point, OptimumResult]:
+    """One design's optimum on a worker of :mod:`odyssey.tune.engine`, as
+    :func:`iter_optima` computes it here (the models rebuilt from the kernel source)."""
+    model = design_model(src, design_id, platform, variant=variant)
+    accurate = model if variant == "accurate" else design_model(src, design_id, platform)
+    return optimum_point(kernel_source_space(src).design(design_id), model,
+                         time_limit_s=time_limit_s, seed=seed, accurate=accurate)
+
+
+def _optima_on_engine(ctx: StudyContext, engine: Engine, ks: KernelSpace, designs: list[Design],
+                      *, platform: Platform, variant: str,
+                      time_limit_s: float | None) -> Iterator[Optimum]:
+    src = KernelSource.of(ks)
+    tasks = [Task(d.id, optimum_task, (src, d.id, platform, variant, time_limit_s, ctx.seed))
+             for d in designs]
+
+    def done(key: str, value: tuple[Point, OptimumResult], n: int, total: int) -> None:
+        ctx.say(f"optimum {n}/{total} {key}: {value[0].gops:.1f} GOP/s ({value[1].status}, "
+                f"{value[1].seconds:.1f} s) {engine.describe()}")
+
+    run = run_tasks(tasks, engine, on_done=done, on_notice=ctx.say)
+    if run.interrupted:
+        raise KeyboardInterrupt
+    if run.failed:
+        raise StudyError("the cluster failed design(s) " + "; ".join(
+            f"{key}: {error}" for key, error in run.failed.items()))
+    for d in designs:
+        point, opt = run.results[d.id]
+        yield d, build_model(ks, d, platform=platform, variant=variant), point, opt
 
 
 def optima(ctx: StudyContext, ks: KernelSpace, designs: Iterable[Design], *, platform: Platform,

@@ -36,10 +36,16 @@ def front_csv(result: ParetoResult) -> str:
     for p in result.points:
         w.writerow([p.design_id, p.dataflow, p.ordering,
                     " ".join(f"{k}={v}" for k, v in p.tiling.items()),
-                    f"{p.latency_cycles:.0f}", f"{p.throughput_gops:.3f}", f"{p.dsp:.0f}",
-                    f"{p.bram18k:.0f}", f"{p.uram:.0f}", f"{p.offchip_bytes:.0f}",
+                    _exact(p.latency_cycles), f"{p.throughput_gops:.3f}", _exact(p.dsp),
+                    _exact(p.bram18k), _exact(p.uram), _exact(p.offchip_bytes),
                     str(p.feasible).lower()])
     return buf.getvalue()
+
+
+def _exact(x: float) -> str:
+    """A model value that reads back exactly: an integer as one, else the shortest round trip
+    (latencies can be fractional: a reader's time per visit)."""
+    return f"{x:.0f}" if float(x).is_integer() else repr(float(x))
 
 
 def front_json(result: ParetoResult, meta: Mapping[str, Any]) -> dict[str, Any]:

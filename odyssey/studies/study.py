@@ -26,6 +26,7 @@ from odyssey.errors import StudyError
 from odyssey.frontend.bundled import KERNELS_DIR
 from odyssey.platforms import Platform
 from odyssey.plots import Plot
+from odyssey.tune.engine import Engine
 
 PresetName = Literal["full", "quick"]
 Unit = Literal["x", "%", "GOP/s", "cycles", "s", "MB", "samples", ""]
@@ -100,8 +101,9 @@ class Table:
 @dataclass(frozen=True)
 class StudyContext:
     """What a study's ``run`` gets: the preset, the platform, the random seed, an optional
-    time budget per unit of work (``time_s``, the study says what a unit is), and
-    ``say`` to report progress (a no-op by default)."""
+    time budget per unit of work (``time_s``, the study says what a unit is), ``say`` to
+    report progress (a no-op by default), and the ``engine`` the per-design optima run on
+    (:func:`odyssey.studies._common.iter_optima`; None: one after another here)."""
 
     preset: Preset
     platform: Platform
@@ -109,6 +111,7 @@ class StudyContext:
     time_s: float | None = None
     say: Callable[[str], None] = lambda _msg: None
     kernels: Path | None = None  # folder of mm.c, cnn.c; default ./kernels, else the repo's
+    engine: Engine | None = None  # where per-design optima run (odyssey.tune.engine)
 
     def kernel(self, name: str) -> Path:
         """Path of a bundled kernel (``mm.c``, ``cnn.c``)."""

@@ -26,10 +26,12 @@ from odyssey.frontend import load_scop
 from odyssey.frontend.bundled import KERNELS_DIR
 from odyssey.mapping.space import analyse
 from odyssey.model import DesignModel, build_model
-from odyssey.platforms import load_platform
+from odyssey.platforms import Platform, load_platform
 from odyssey.tune import TUNERS, TracePoint, make_tuner, run_tuner
 from odyssey.tune.base import Tuner
+from odyssey.tune.engine import Engine, Task, run_tasks
 from odyssey.tune.exact.optimum import find_optimum
+from odyssey.tune.tasks import KernelSource, cached_model, design_model
 
 #: every method of the paper's comparison plus ours, in plotting order
 METHODS = ("random", "exhaustive", "annealing", "bayesian", "opentuner", "ensemble", "rl",
@@ -209,56 +211,92 @@ def design_models(config: BenchConfig) -> list[DesignModel]:
 
 
 def optima_for(config: BenchConfig, models: Sequence[DesignModel],
-               cache: MutableMapping[str, float]) -> dict[str, float]:
-    """The optimal GOP/s of each design, from ``cache`` or computed (and added to it)."""
-    out = {}
-    for m in models:
-        key = optimum_key(config, m.design_id)
-        if key not in cache:
-            result = find_optimum(m)
-            if result.status != "optimal":
-                raise OdysseyError(f"{m.design_id}: the optimum search ended {result.status}")
-            cache[key] = result.throughput_gops
-        out[m.design_id] = float(cache[key])
-    return out
+               cache: MutableMapping[str, float], *, engine: Engine | None = None,
+               on_notice: Callable[[str], None] | None = None) -> dict[str, float]:
+    """The optimal GOP/s of each design, from ``cache`` or computed (and added to it); the
+    missing ones as tasks of ``engine`` (default: one after another here)."""
+    todo = [m.design_id for m in models if optimum_key(config, m.design_id) not in cache]
+    if todo:
+        src, platform = _source(config), load_platform(config.platform)
+        run = run_tasks([Task(d, optimum_task, (src, d, platform)) for d in todo],
+                        engine or Engine(), on_notice=on_notice)
+        if run.interrupted:
+            raise KeyboardInterrupt
+        for d in todo:
+            if d not in run.results:
+                raise OdysseyError(f"{d}: the cluster failed the optimum: {run.failed.get(d)}")
+            status, gops = run.results[d]
+            if status != "optimal":
+                raise OdysseyError(f"{d}: the optimum search ended {status}")
+            cache[optimum_key(config, d)] = gops
+    return {m.design_id: float(cache[optimum_key(config, m.design_id)]) for m in models}
+
+
+def optimum_task(src: KernelSource, design_id: str, platform: Platform) -> tuple[str, float]:
+    """A design's optimum (its status and GOP/s), on a worker or here."""
+    result = find_optimum(design_model(src, design_id, platform))
+    return str(result.status), float(result.throughput_gops)
+
+
+def run_task(src: KernelSource, design_id: str, platform: Platform, method: str, seed: int,
+             time_s: float, samples: int | None, budget: int | None) -> Run:
+    """One run of the benchmark (one method on one design with one seed), on a worker or
+    here: the design's model rebuilt from the kernel source, the tuner run on it."""
+    model = cached_model(src, design_id, platform)
+    res = run_tuner(make_tuner(method, model, seed=seed), model, time_s=time_s, samples=samples,
+                    keep_trials=0)
+    return Run(method, design_id, seed, res.trace, res.samples, res.seconds, res.stop_reason,
+               res.tuner_evaluations, budget)
+
+
+def _source(config: BenchConfig) -> KernelSource:
+    return KernelSource.read(config.kernel, {k: str(v) for k, v in config.sizes.items()},
+                             max_dim=2)
 
 
 def run_bench(
     config: BenchConfig, *, optima: Mapping[str, float] | None = None,
     cache: MutableMapping[str, float] | None = None,
     progress: Callable[[BenchProgress], None] | None = None,
+    engine: Engine | None = None, on_notice: Callable[[str], None] | None = None,
 ) -> BenchResult:
-    """Run every method x design x seed of ``config`` (single-threaded, one after another).
-
-    ``optima`` (GOP/s by design) is computed when not given, through ``cache``.
+    """Run every method x design x seed of ``config``: one after another here, or as tasks
+    of a distributed ``engine`` (``on_notice`` hears of its failures). Runs of a time budget
+    measure what fits in their seconds: give them one core each (no more workers than idle
+    cores). ``optima`` (GOP/s by design) is computed when not given, through ``cache``.
     """
     models = design_models(config)
     if optima is None:
-        optima = optima_for(config, models, {} if cache is None else cache)
+        optima = optima_for(config, models, {} if cache is None else cache, engine=engine,
+                            on_notice=on_notice)
+
     def budgets(method: str) -> list[int | None]:
         extra = config.at_samples if config.sample_runs and budget_aware(method) else ()
         return [*([None] if config.time_runs else []), *extra]
 
-    total = len(models) * len(config.seeds) * sum(len(budgets(m)) for m in config.methods)
-    runs: list[Run] = []
-    for model in models:
-        for method in config.methods:
-            for seed in config.seeds:
-                for budget in budgets(method):
-                    tuner = make_tuner(method, model, seed=seed)
-                    res = run_tuner(tuner, model,
-                                    time_s=config.time_s if budget is None else config.sample_time_s,
-                                    samples=config.samples if budget is None else budget,
-                                    keep_trials=0)
-                    run = Run(method, model.design_id, seed, res.trace, res.samples, res.seconds,
-                              res.stop_reason, res.tuner_evaluations, budget)
-                    runs.append(run)
-                    if progress is not None:
-                        best = run.best_at() or 0.0
-                        opt = optima[model.design_id]
-                        progress(BenchProgress(method, model.design_id, seed, len(runs), total,
-                                               best / opt if opt > 0 else math.nan, budget))
-    return BenchResult(config, dict(optima), tuple(runs))
+    specs = [(model.design_id, method, seed, budget) for model in models
+             for method in config.methods for seed in config.seeds for budget in budgets(method)]
+    src, platform = _source(config), load_platform(config.platform)
+    tasks = [Task(f"{d} {method} seed {seed} {budget or 'time'}", run_task,
+                  (src, d, platform, method, seed,
+                   config.time_s if budget is None else config.sample_time_s,
+                   config.samples if budget is None else budget, budget))
+             for d, method, seed, budget in specs]
+
+    def done(key: str, run: Run, n: int, total: int) -> None:
+        if progress is not None:
+            best = run.best_at() or 0.0
+            opt = optima[run.design]
+            progress(BenchProgress(run.method, run.design, run.seed, n, total,
+                                   best / opt if opt > 0 else math.nan, run.budget))
+
+    result = run_tasks(tasks, engine or Engine(), on_done=done, on_notice=on_notice)
+    if result.interrupted:
+        raise KeyboardInterrupt
+    if result.failed:
+        raise OdysseyError("the cluster failed run(s) " + "; ".join(
+            f"{key}: {error}" for key, error in result.failed.items()))
+    return BenchResult(config, dict(optima), tuple(result.results[t.key] for t in tasks))
 
 
 def budget_aware(method: str) -> bool:

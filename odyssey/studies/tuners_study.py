@@ -63,7 +63,7 @@ def run(ctx: StudyContext) -> StudyResult:
         ctx.say(f"[{p.done}/{p.total}] {p.design} {p.method} seed {p.seed}: {p.fraction:.1%} "
                 "of the optimum")
 
-    res = run_bench(cfg, progress=report)
+    res = run_bench(cfg, progress=report, engine=ctx.engine, on_notice=ctx.say)
     records = res.records()
     table = Table("", ("method", "design", "seed", "budget", "best_gops", "fraction"), tuple(
         (r.method, r.design, r.seed, r.budget, r.best_gops, r.fraction) for r in records))

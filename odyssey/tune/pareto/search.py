@@ -28,7 +28,9 @@ import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.model.design_model import RESOURCES, DesignModel, Evaluation
+from odyssey.platforms import Platform
 from odyssey.tune.base import check_int
+from odyssey.tune.engine import Engine, OnDone, OnNotice, Task, run_tasks
 from odyssey.tune.pareto.dominance import nondominated
 from odyssey.tune.pareto.enumeration import TilingGrid
 from odyssey.tune.pareto.nsga2 import NSGA2, POPULATION_SIZE, Candidate
@@ -44,6 +46,7 @@ from odyssey.tune.pareto.result import (
     reference_point,
 )
 from odyssey.tune.space import SearchSpace
+from odyssey.tune.tasks import KernelSource, design_model
 
 MethodChoice = Literal["auto", "exact", "nsga2"]
 #: ``auto`` enumerates at most this many legal tilings (a few minutes at ~3M tilings/s)
@@ -147,8 +150,19 @@ def pareto_front(
     exact_limit: int = EXACT_LIMIT,
     reference: Sequence[float] | None = None,
     progress: Callable[[ParetoProgress], None] | None = None,
+    engine: Engine | None = None,
+    source: KernelSource | None = None,
+    on_done: OnDone | None = None,
+    on_notice: OnNotice | None = None,
 ) -> ParetoResult:
     """Non-dominated feasible points of ``models`` (see the module docstring).
+
+    With a distributed ``engine`` and the kernel ``source`` of the models (accurate models
+    of its designs), an ``exact`` search without a budget enumerates each design's own
+    front as a task (:func:`design_front_task`) and merges them here in the designs' order:
+    the same front (of identical vectors, the first design's point), the same counts;
+    ``on_done``/``on_notice`` hear of finished tasks and worker deaths. An interrupted
+    merge keeps the designs that finished.
 
     ``time_s`` (seconds) and ``samples`` (model evaluations) bound the search, whichever
     ends first; ``nsga2`` needs one of them, ``exact`` stops early (not exact then) when
@@ -181,7 +195,10 @@ def pareto_front(
     cols = [FIELDS.index(OBJECTIVES[o][0]) for o in names]
     front = _Front(cols, max(s.dim for s in spaces))
     run = _Run(models, spaces, front, budget, time_s, samples, progress)
-    if method == "exact":
+    if method == "exact" and engine is not None and engine.distributed and source is not None \
+            and time_s is None and samples is None:
+        status = _exact_on_engine(run, engine, source, on_done, on_notice)
+    elif method == "exact":
         status = run.exact(grids)
     else:
         status = run.nsga2(NSGA2(spaces, rng=np.random.default_rng(seed),
@@ -286,6 +303,42 @@ class _Run:
             self.evaluated[d] += len(rows)
             self.front.add(d, genomes[ev.feasible], fields[ev.feasible])
         return obj, viol
+
+
+def design_front_task(src: KernelSource, design_id: str, platform: Platform,
+                      cols: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int, Status]:
+    """One design's exact front on a worker (its accurate model rebuilt from the source):
+    the front's genomes and :data:`FIELDS` rows, the tilings evaluated, the status."""
+    model = design_model(src, design_id, platform)
+    space = SearchSpace(model.params)
+    front = _Front(cols, space.dim)
+    run = _Run([model], [space], front, dict(model.budget), None, None, None)
+    status = run.exact([TilingGrid(space)])
+    return front.genome, front.fields, run.evaluated[0], status
+
+
+def _exact_on_engine(run: _Run, engine: Engine, source: KernelSource, on_done: OnDone | None,
+                     on_notice: OnNotice | None) -> Status:
+    """Every design's front as a task of ``engine``, merged into ``run.front`` in order."""
+    platform = run.models[0].platform
+    cols = tuple(run.front.cols)
+    tasks = [Task(m.design_id, design_front_task, (source, m.design_id, platform, cols))
+             for m in run.models]
+    done = run_tasks(tasks, engine, on_done=on_done, on_notice=on_notice)
+    complete = True
+    for d, task in enumerate(tasks):
+        if task.key not in done.results:
+            complete = False
+            continue
+        genomes, fields, evaluated, status = done.results[task.key]
+        complete &= status == "complete"
+        run.front.add(d, genomes, fields)
+        run.evaluated[d] = evaluated
+    run.front.reduce()
+    if done.failed:
+        raise TunerError("the cluster failed design(s) " + "; ".join(
+            f"{key}: {error}" for key, error in done.failed.items()))
+    return "complete" if complete else "interrupted"
 
 
 def _result(run: _Run, names: tuple[str, ...], method: Literal["exact", "nsga2"], status: Status,

@@ -1,0 +1,237 @@
+"""Run independent tasks (one design's search, one shape's design) in this process or on a
+Dask cluster.
+
+The engine schedules, it does not search: a :class:`Task` is a module-level function and
+its arguments, and the function does the whole job (rebuilds what it needs from plain
+data, runs the tuner, returns a small picklable result). :func:`run_tasks` runs a list
+of them:
+
+* :class:`Engine` ``workers=1`` and no ``scheduler`` (the default): one after another in
+  this process; Dask is not imported;
+* ``workers=N > 1``: on a ``distributed.LocalCluster`` of N single-threaded worker
+  processes on this machine, started for the run and closed after it;
+* ``scheduler="tcp://host:8786"``: on an existing Dask cluster (a ``Client`` connects to
+  its scheduler; ``workers`` is ignored). Its workers need this version of odyssey
+  installed: a task travels as a reference to its function and its arguments.
+
+What :func:`run_tasks` guarantees, whichever way the tasks run:
+
+* the result of each task is the function's value, independent of where and in which
+  order it ran: a task carries everything it depends on (its seed included), so a
+  sample-budgeted run gives the same results on any number of workers;
+* ``on_done(key, value, done, total)`` is called in this process as each task finishes,
+  in the order they finish (the caller's progress report);
+* a KeyboardInterrupt (Ctrl-C) while waiting cancels the tasks not finished and returns
+  what finished, with ``interrupted=True``;
+* a worker that dies (killed, out of memory) loses the tasks it held; the scheduler runs
+  them again on another worker (up to its ``distributed.scheduler.allowed-failures``
+  times, 3 by default; past that a task is a failure). ``on_notice`` is told which worker
+  left and which tasks it held. A task that raises is run again once
+  (``retries=RETRIES``) and, if it raises again, recorded in ``failed`` with its error.
+
+Functions should return errors the caller expects (an OdysseyError on one design) as
+values, so that ``failed`` holds only what went wrong with the run itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from odyssey.errors import OdysseyError
+
+#: times Dask runs a task again after it raised (Client.submit's ``retries``)
+RETRIES = 1
+#: seconds between two looks for finished tasks
+WAIT_S = 0.05
+
+
+class EngineError(OdysseyError):
+    """The cluster could not be started or reached."""
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """Where tasks run: ``workers`` local processes (1: this process, no Dask), or the
+    Dask cluster whose scheduler is at ``scheduler``."""
+
+    workers: int = 1
+    scheduler: str | None = None
+    connect_timeout_s: float = 20.0  # to reach ``scheduler``
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise EngineError(f"workers must be at least 1, got {self.workers}")
+
+    @property
+    def distributed(self) -> bool:
+        """Whether tasks run on Dask (a local cluster or a remote one)."""
+        return self.scheduler is not None or self.workers > 1
+
+    def describe(self) -> str:
+        if self.scheduler is not None:
+            return f"on the Dask cluster at {self.scheduler}"
+        if self.workers > 1:
+            return f"on a local Dask cluster of {self.workers} worker processes"
+        return "in this process"
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One unit of work: ``fn(*args)``; ``key`` names it (unique within a run, readable:
+    it is what progress and notices show)."""
+
+    key: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EngineRun:
+    """What :func:`run_tasks` returns: the value of each finished task by key, the
+    error of each task that failed, whether the run was interrupted, the notices (worker
+    deaths), and the wall-clock seconds."""
+
+    results: dict[str, Any]
+    failed: dict[str, str]
+    interrupted: bool
+    notices: tuple[str, ...]
+    seconds: float
+    where: str = ""
+
+
+OnDone = Callable[[str, Any, int, int], None]
+OnNotice = Callable[[str], None]
+
+
+def run_tasks(tasks: Sequence[Task], engine: Engine, *, on_done: OnDone | None = None,
+              on_notice: OnNotice | None = None) -> EngineRun:
+    """Run ``tasks`` on ``engine`` (see the module); keys must be unique."""
+    keys = [t.key for t in tasks]
+    if len(set(keys)) != len(keys):
+        raise EngineError("task keys must be unique")
+    if not engine.distributed:
+        return _run_here(tasks, engine, on_done)
+    return _run_dask(tasks, engine, on_done, on_notice)
+
+
+def _run_here(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None) -> EngineRun:
+    start = time.perf_counter()
+    results: dict[str, Any] = {}
+    interrupted = False
+    for task in tasks:
+        try:
+            value = task.fn(*task.args)
+        except KeyboardInterrupt:
+            interrupted = True
+            break
+        results[task.key] = value
+        if on_done is not None:
+            on_done(task.key, value, len(results), len(tasks))
+    return EngineRun(results, {}, interrupted, (), time.perf_counter() - start, engine.describe())
+
+
+def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
+              on_notice: OnNotice | None) -> EngineRun:
+    import logging
+
+    import distributed
+
+    start = time.perf_counter()
+    notices: list[str] = []
+
+    def notice(text: str) -> None:
+        notices.append(text)
+        if on_notice is not None:
+            on_notice(text)
+
+    cluster: Any = None
+    try:
+        if engine.scheduler is not None:
+            client = distributed.Client(engine.scheduler, timeout=engine.connect_timeout_s,
+                                        set_as_default=False)
+        else:
+            # its HTTP server on a free loopback port: never the default 8787 of another run
+            cluster = distributed.LocalCluster(
+                n_workers=engine.workers, threads_per_worker=1, processes=True,
+                dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+            client = distributed.Client(cluster, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        if cluster is not None:
+            cluster.close()
+        raise EngineError(f"cannot run {engine.describe()}: {exc}") from None
+    try:
+        if cluster is not None:  # Ctrl-C is for this process: it cancels, the workers go on
+            from odyssey.tune._dask_plugin import IgnoreInterrupt
+
+            client.register_plugin(IgnoreInterrupt(), name="odyssey-ignore-sigint")
+        return _drive(client, tasks, engine, on_done, notice, start, notices)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
+           notice: OnNotice, start: float, notices: list[str]) -> EngineRun:
+    import queue
+
+    import distributed
+
+    by_key = {t.key: t for t in tasks}
+    # a run's own prefix: two runs on one shared cluster never share a key
+    prefix = f"odyssey-{time.time_ns():x}-"
+    # the scheduler's "remove-worker" events (on the client's event-loop thread): a worker
+    # that left unexpectedly, and the tasks it was running
+    removed: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+    client.subscribe_topic("all", lambda event: removed.put(event[1])
+                           if event[1].get("action") == "remove-worker" else None)
+    futures = {client.submit(t.fn, *t.args, key=prefix + t.key, pure=False, retries=RETRIES,
+                             priority=-n): t.key for n, t in enumerate(tasks)}
+    pending = set(futures)
+    results: dict[str, Any] = {}
+    failed: dict[str, str] = {}
+    finished = distributed.as_completed(list(futures), loop=client.loop)
+    interrupted = False
+    try:
+        while pending:
+            done = finished.next_batch(block=False) if finished.has_ready() else []
+            if not done:
+                time.sleep(WAIT_S)
+            while done:  # each future dropped once read: the cluster forgets it then
+                fut = done.pop()
+                pending.discard(fut)
+                key = futures.pop(fut)
+                if fut.status == "finished":
+                    results[key] = fut.result()
+                    if on_done is not None:
+                        on_done(key, results[key], len(results) + len(failed), len(tasks))
+                else:
+                    exc = fut.exception()
+                    failed[key] = f"{type(exc).__name__}: {exc}"
+                    notice(f"task {key} failed on the cluster: {failed[key]}")
+                del fut
+            while not removed.empty():
+                _worker_left(removed.get(), prefix, by_key, notice)
+    except KeyboardInterrupt:
+        interrupted = True
+        client.cancel(list(pending))
+    with contextlib.suppress(Exception):  # the scheduler may be gone already
+        client.unsubscribe_topic("all")
+    return EngineRun(results, failed, interrupted, tuple(notices), time.perf_counter() - start,
+                     engine.describe())
+
+
+def _worker_left(event: dict[str, Any], prefix: str, by_key: dict[str, Task],
+                 notice: OnNotice) -> None:
+    """Tell about a worker that left the cluster unexpectedly while running tasks of this
+    run (the scheduler runs them again on another worker)."""
+    keys = [str(k).removeprefix(prefix) for k in event.get("processing-tasks", ())
+            if str(k).startswith(prefix) and str(k).removeprefix(prefix) in by_key]
+    if event.get("expected") or not keys:
+        return
+    notice(f"worker {event.get('worker', '?')} died with {', '.join(keys)} assigned to it; "
+           "the scheduler runs them again on another worker")

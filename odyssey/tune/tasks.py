@@ -1,0 +1,83 @@
+"""What a task of :mod:`odyssey.tune.engine` carries about a kernel, and the models it
+rebuilds from it on a worker.
+
+A :class:`KernelSource` is the kernel's C text, the name it was read under, its ``-D``
+overrides and the largest array dimension of its design space: a few kilobytes that
+travel to a worker instead of the analysed space and the models (which are large and
+rebuilt quickly). :func:`kernel_space` parses and analyses it once per process (a cache
+of recent kernels), so a worker that runs 30 designs of one layer shape analyses the
+shape once; :func:`design_model` builds a design's model from it, as the serial commands
+do (``build_model(..., variant="accurate")``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from odyssey.errors import KernelParseError
+from odyssey.frontend.cparse import parse_kernel
+from odyssey.mapping.space import KernelSpace, analyse
+from odyssey.model import build_model
+from odyssey.model.design_model import DesignModel
+from odyssey.platforms import Platform
+
+#: kernel spaces kept per process (a network has up to ~20 distinct layer shapes)
+SPACE_CACHE = 64
+#: models kept per process by :func:`cached_model`
+MODEL_CACHE = 4
+
+
+@dataclass(frozen=True, slots=True)
+class KernelSource:
+    """A kernel as it travels to a worker: ``name`` (its path on the submitting machine:
+    messages, and the directory of its quoted ``#include`` files), ``text``, the ``-D``
+    overrides and the largest array dimension of the design space."""
+
+    name: str
+    text: str
+    defines: tuple[tuple[str, str], ...]
+    max_dim: int
+
+    @classmethod
+    def read(cls, path: str | Path, defines: Mapping[str, str] | None, *,
+             max_dim: int) -> KernelSource:
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except OSError as exc:
+            raise KernelParseError(f"{p}: cannot read the kernel file: {exc.strerror}") from None
+        return cls(str(p), text, tuple(sorted((defines or {}).items())), max_dim)
+
+    @classmethod
+    def of(cls, space: KernelSpace) -> KernelSource:
+        """The source an analysed space was read from: its scop's file, with every size
+        parameter at its value, and the largest array dimension among its designs."""
+        defines = {name: str(value) for name, value in space.scop.params}
+        return cls.read(space.scop.file, defines,
+                        max_dim=max((len(d.space_loops) for d in space.designs), default=1))
+
+
+@lru_cache(maxsize=SPACE_CACHE)
+def kernel_space(src: KernelSource) -> KernelSpace:
+    """The design space of ``src``'s first scop (as ``load_scop`` + ``analyse``), cached."""
+    scops = parse_kernel(src.name, src.text, dict(src.defines))
+    return analyse(scops[0], max_dim=src.max_dim)
+
+
+def design_model(src: KernelSource, design_id: str, platform: Platform, *,
+                 variant: str = "accurate") -> DesignModel:
+    """The model (``variant``, default ``accurate``) of design ``design_id`` of ``src`` on
+    ``platform``."""
+    ks = kernel_space(src)
+    return build_model(ks, ks.design(design_id), platform=platform, variant=variant)
+
+
+@lru_cache(maxsize=MODEL_CACHE)
+def cached_model(src: KernelSource, design_id: str, platform: Platform, *,
+                 variant: str = "accurate") -> DesignModel:
+    """:func:`design_model`, kept for the next task of the same design on this worker (the
+    tuner benchmark runs every method and seed on each design's one model)."""
+    return design_model(src, design_id, platform, variant=variant)

@@ -1,0 +1,270 @@
+"""The engine (odyssey.tune.engine) on a real 2-worker Dask LocalCluster: the same results as
+in this process, a worker that dies has its task run again and the run says so, a task that
+raises is retried once then reported; and the commands that use it (`odyssey tune --design
+all`, `odyssey network`, `odyssey optimum --design all`, `odyssey pareto --method exact`, the
+studies' optima and the tuner benchmark) give the serial run's results with `--workers 2`, and
+`odyssey tune` exits 130 with what finished on Ctrl-C (SIGINT to its process group)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import cloudpickle
+import pytest
+
+from odyssey.cli import main
+from odyssey.tune.engine import Engine, EngineError, Task, run_tasks
+
+ROOT = Path(__file__).resolve().parents[2]
+MM = str(ROOT / "kernels" / "mm.c")
+CNN = str(ROOT / "kernels" / "cnn.c")
+CONV = {"O": 4, "I": 4, "H": 4, "W": 4, "P": 3, "Q": 3}
+TINY = {  # as tests/studies/test_network_cli.py: two conv layers of one shape, a depthwise one
+    "format": "odyssey-network/1", "name": "tiny", "title": "Tiny test network", "source": "test",
+    "layers": [
+        {"name": "c1", "kind": "conv", "sizes": CONV},
+        {"name": "dw1", "kind": "depthwise", "sizes": {"C": 4, "H": 4, "W": 4, "P": 3, "Q": 3},
+         "stride": 2},
+        {"name": "c2", "kind": "conv", "sizes": CONV},
+    ],
+}
+
+# this module's task functions travel by value: the workers need not import the tests
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def _square(x: int) -> tuple[int, int]:
+    return x, x * x
+
+
+def _die_once(marker: str) -> str:
+    """Kill the worker process the first time (after the scheduler has seen it start)."""
+    path = Path(marker)
+    if not path.exists():
+        path.write_text("died once")
+        time.sleep(0.5)
+        os._exit(1)
+    return "ran again"
+
+
+def _raise_always(x: int) -> int:
+    raise ValueError(f"bad input {x}")
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_engine_here_and_on_two_workers(tmp_path: Path) -> None:
+    tasks = [Task(f"t{i}", _square, (i,)) for i in range(6)]
+    here = run_tasks(tasks, Engine())
+    assert here.results == {f"t{i}": (i, i * i) for i in range(6)} and not here.interrupted
+    seen: list[tuple[str, int, int]] = []
+    notices: list[str] = []
+    marker = tmp_path / "marker"
+    tasks += [Task("dies", _die_once, (str(marker),)), Task("raises", _raise_always, (7,))]
+    run = run_tasks(tasks, Engine(workers=2), on_done=lambda k, v, d, t: seen.append((k, d, t)),
+                    on_notice=notices.append)
+    assert {k: run.results[k] for k in here.results} == here.results
+    assert run.results["dies"] == "ran again" and marker.exists()
+    # the worker held the task it ran (and at times the next one)
+    assert any(n.startswith("worker tcp://") and " died with " in n and "dies" in n.split(
+        " assigned")[0] and "runs them again" in n for n in notices), notices
+    assert set(run.failed) == {"raises"} and "ValueError: bad input 7" in run.failed["raises"]
+    assert sorted(k for k, _, _ in seen) == sorted(run.results)  # every finished task reported
+    assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen) and seen[-1][2] == 8
+    assert not run.interrupted and notices == list(run.notices)
+
+
+def test_engine_on_a_cluster_of_its_own() -> None:
+    import distributed
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None,
+                                  processes=True) as cluster:
+        engine = Engine(scheduler=cluster.scheduler_address)
+        run = run_tasks([Task(f"t{i}", _square, (i,)) for i in range(3)], engine)
+        assert run.results == {f"t{i}": (i, i * i) for i in range(3)}
+        assert run.where == f"on the Dask cluster at {cluster.scheduler_address}"
+
+
+def test_engine_checks() -> None:
+    with pytest.raises(EngineError, match="at least 1"):
+        Engine(workers=0)
+    with pytest.raises(EngineError, match="unique"):
+        run_tasks([Task("a", _square, (1,)), Task("a", _square, (2,))], Engine())
+    assert not Engine().distributed and Engine(scheduler="tcp://127.0.0.1:1").distributed
+    with pytest.raises(EngineError, match="cannot run on the Dask cluster at"):
+        run_tasks([Task("a", _square, (1,))],
+                  Engine(scheduler="tcp://127.0.0.1:9", connect_timeout_s=1))
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Two `odyssey tune` records agree on everything but the time they took."""
+    def strip(r: dict[str, Any]) -> dict[str, Any]:
+        r = {k: v for k, v in r.items() if k not in ("seconds", "trace")}
+        if r.get("mp_seed"):
+            r["mp_seed"] = {k: v for k, v in r["mp_seed"].items() if k != "seconds"}
+        return r
+    assert strip(a) == strip(b)
+    assert [t["samples"] for t in a.get("trace", [])] == [t["samples"] for t in b.get("trace", [])]
+
+
+def test_tune_all_designs_on_two_workers_as_here(tmp_path: Path) -> None:
+    argv = ["tune", MM, "-D", "I=16", "-D", "J=16", "-D", "K=16", "--samples", "24", "--seed", "3"]
+    rc1, out1, err1 = _run([*argv, "--json", str(tmp_path / "1.json")])
+    rc2, out2, err2 = _run([*argv, "--workers", "2", "--json", str(tmp_path / "2.json")])
+    assert rc1 == rc2 == 0 and "Traceback" not in err1 + err2
+    one, two = (json.loads((tmp_path / f"{n}.json").read_text()) for n in (1, 2))
+    assert one["best"] == two["best"] and len(one["designs"]) == len(two["designs"]) == 18
+    for a, b in zip(one["designs"], two["designs"], strict=True):
+        _same(a, b)
+    assert out1.splitlines()[-1] == out2.splitlines()[-1]  # the `best:` line
+    lines = err2.splitlines()
+    assert lines[0] == "odyssey: 18 designs on a local Dask cluster of 2 worker processes"
+    assert lines[-1].startswith("[18/18] ") and f"best {two['designs'][0]['throughput_gops']:.1f}" \
+        not in lines[0]
+    best = max(d["throughput_gops"] for d in two["designs"])
+    assert f"best {best:.1f} GOP/s" in lines[-1]
+
+
+def test_network_on_two_workers_as_here(tmp_path: Path) -> None:
+    net = tmp_path / "tiny.json"
+    net.write_text(json.dumps(TINY))
+    # a cnn.c design on the conv shape; dwconv.c has no such design: the best of its 12
+    argv = ["network", str(net), "--kernel", CNN, "--design", "o-ohw.ipq", "--samples", "10",
+            "--seed", "1"]
+    rc1, out1, _ = _run([*argv, "--json", str(tmp_path / "1.json")])
+    rc2, out2, err2 = _run([*argv, "--workers", "2", "--json", str(tmp_path / "2.json")])
+    assert rc1 == rc2 == 0
+    one, two = (json.loads((tmp_path / f"{n}.json").read_text()) for n in (1, 2))
+    assert one["layers"] == two["layers"] and one["totals"] == two["totals"]
+    for a, b in zip(one["shapes"], two["shapes"], strict=True):
+        assert {k: v for k, v in a.items() if k not in ("seconds", "designs")} == \
+            {k: v for k, v in b.items() if k not in ("seconds", "designs")}
+        assert [{k: v for k, v in d.items() if k != "seconds"} for d in a["designs"]] == \
+            [{k: v for k, v in d.items() if k != "seconds"} for d in b["designs"]]
+    assert out1.splitlines()[:-3] == out2.splitlines()[:-3]  # the table
+    assert "[13/13] shape " in err2 and "best of shape 2 " in err2
+    assert _run([*argv, "--shared-array", "--workers", "2"])[0] == 2
+
+
+def test_ctrl_c_cancels_the_rest_and_writes_what_finished(tmp_path: Path) -> None:
+    out = tmp_path / "partial.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "odyssey.cli", "tune", MM, "-D", "I=64", "-D", "J=64", "-D", "K=64",
+         "--time", "3", "--method", "random", "--workers", "2", "--json", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+        start_new_session=True, preexec_fn=_default_sigint)
+    assert proc.stderr is not None
+    err = []
+    for line in proc.stderr:  # wait for the first finished design
+        err.append(line)
+        if line.startswith("[1/18]"):
+            break
+    os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C: to the command and its worker processes
+    stdout, rest = proc.communicate(timeout=120)
+    err.append(rest)
+    assert proc.returncode == 130, "".join(err)
+    text = "".join(err)
+    rec = json.loads(out.read_text())
+    assert rec["interrupted"] and 1 <= len(rec["designs"]) < 18, text
+    assert f"interrupted; results of {len(rec['designs'])} of 18 designs" in text, text
+    assert "best: design" in stdout, text
+    assert "Traceback" not in text, text  # the workers ignore the signal, the command exits
+
+
+def _default_sigint() -> None:
+    """In the child: Ctrl-C's default (a runner may start the tests with SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_optimum_all_designs_on_two_workers(tmp_path: Path) -> None:
+    mm8 = [MM, "-D", "I=8", "-D", "J=8", "-D", "K=8"]
+    rc, out, err = _run(["optimum", *mm8, "--design", "all", "--workers", "2",
+                         "--json", str(tmp_path / "all.json")])
+    assert rc == 0, err
+    rec = json.loads((tmp_path / "all.json").read_text())
+    assert len(rec["designs"]) == 18 and not rec["interrupted"]
+    assert all(d["status"] == "optimal" for d in rec["designs"])
+    assert "18 of 18 designs proven optimal" in out and "[18/18]" in err
+    best = rec["best"]
+    assert max(d["throughput_gops"] for d in rec["designs"]) == next(
+        d["throughput_gops"] for d in rec["designs"] if d["design"] == best)
+    # each design's record is what `odyssey optimum --design ID` proves in this process
+    for d in rec["designs"][:: 6]:
+        rc1, _, _ = _run(["optimum", *mm8, "--design", d["design"], "--json",
+                          str(tmp_path / "one.json")])
+        one = json.loads((tmp_path / "one.json").read_text())
+        assert rc1 == 0 and one["latency_cycles"] == d["latency_cycles"]
+        assert one["tiling"] == d["tiling"] and one["status"] == d["status"]
+    assert _run(["optimum", *mm8, "--design", "0", "--workers", "2"])[0] == 2
+
+
+def test_study_optima_on_two_workers_as_here() -> None:
+    from odyssey.platforms import load_platform
+    from odyssey.studies._common import iter_optima, kernel_space
+    from odyssey.studies.study import Preset, StudyContext
+
+    said: list[str] = []
+    ctx = StudyContext(preset=Preset("quick"), platform=load_platform("u250"), seed=0,
+                       kernels=ROOT / "kernels", say=said.append)
+    ks = kernel_space(ctx, "mm.c", {"I": "8", "J": "8", "K": "8"})
+    designs = [ks.design(i) for i in ("i-ij.k", "ij-ij.k", "jk-ik.j")]
+    here = list(iter_optima(ctx, ks, designs, platform=ctx.platform, variant="max"))
+    ctx2 = StudyContext(preset=Preset("quick"), platform=ctx.platform, seed=0,
+                        kernels=ROOT / "kernels", say=said.append, engine=Engine(workers=2))
+    there = list(iter_optima(ctx2, ks, designs, platform=ctx.platform, variant="max"))
+    for (d1, m1, p1, o1), (d2, m2, p2, o2) in zip(here, there, strict=True):
+        assert d1 == d2 and m1.variant == m2.variant == "max"
+        assert _no_seconds(p1) == _no_seconds(p2) and o1.tiling == o2.tiling
+        assert o1.latency_cycles == o2.latency_cycles and o1.status == o2.status
+    assert sum("optimum 3/3" in s for s in said) == 1
+
+
+def _no_seconds(p: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(p, seconds=0.0)
+
+
+def test_tuner_bench_on_two_workers_as_here() -> None:
+    from odyssey.studies.tuner_bench import BenchConfig, run_bench
+
+    cfg = BenchConfig(kernel=Path(MM), sizes={"I": 16, "J": 16, "K": 16},
+                      designs=("i-ij.k", "ij-ij.k"), methods=("annealing", "random"),
+                      seeds=(0, 1), time_runs=False, at_samples=(60,), at_seconds=())
+    optima = {"i-ij.k": 30.0, "ij-ij.k": 30.0}  # only scales the progress fractions
+    here = run_bench(cfg, optima=optima)
+    there = run_bench(cfg, optima=optima, engine=Engine(workers=2))
+
+    def runs(res: Any) -> list[Any]:
+        return [(r.method, r.design, r.seed, r.budget, r.samples, r.stop_reason,
+                 [(t.samples, t.throughput_gops) for t in r.trace]) for r in res.runs]
+
+    assert len(here.runs) == 4 and runs(here) == runs(there)  # annealing adapts to its budget
+
+
+def test_pareto_exact_fronts_on_two_workers_as_here(tmp_path: Path) -> None:
+    argv = ["pareto", MM, "-D", "I=8", "-D", "J=8", "-D", "K=8", "--method", "exact"]
+    rc1, out1, _ = _run([*argv, "--out", str(tmp_path / "1")])
+    rc2, out2, err2 = _run([*argv, "--workers", "2", "--out", str(tmp_path / "2")])
+    assert rc1 == rc2 == 0
+    assert (tmp_path / "1" / "front.csv").read_text() == (tmp_path / "2" / "front.csv").read_text()
+    one, two = (json.loads((tmp_path / n / "front.json").read_text()) for n in ("1", "2"))
+    assert one["designs"] == two["designs"] and one["hypervolume"] == two["hypervolume"]
+    assert out1.splitlines()[1:-1] == out2.splitlines()[1:-1]  # but the seconds, the folder
+    assert "[18/18] " in err2 and " points of " in err2
+    assert _run([*argv[:-2], "--method", "nsga2", "--samples", "50", "--workers", "2"])[0] == 2
