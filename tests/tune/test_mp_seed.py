@@ -11,7 +11,14 @@ from odyssey.expr import emax, le, lt, sym, where
 from odyssey.model.design_model import DesignModel
 from odyssey.platforms import load_platform
 from odyssey.tune import SearchSpace, build_mp_model, mp_seed
-from odyssey.tune.seed.mp_seed import base_bytes, has_comparison, random_feasible, smooth_surrogate
+from odyssey.tune.seed.mp_seed import (
+    base_bytes,
+    has_comparison,
+    outer_roundings,
+    random_feasible,
+    round_candidates,
+    smooth_surrogate,
+)
 from tests.tune.mm_model import mm_exprs, mm_model, mm_params
 
 MODEL = mm_model()
@@ -65,6 +72,37 @@ def test_mp_seeds_beat_random_feasible_seeds() -> None:
     best = max(float(MODEL.evaluate_one(s)["throughput_gops"]) for s in r.seeds)
     rand_best = max(float(MODEL.evaluate_one(SPACE.to_point(g))["throughput_gops"]) for g in rand)
     assert best > rand_best
+
+
+@pytest.mark.parametrize(
+    ("x", "extent", "expected"),
+    [
+        # N/x = 1.09: one tile of 1024, or two of 512 (floor/ceil need two padded tiles)
+        (937.5, 1024, (512, 937, 938, 1024)),
+        # N/x = 3.41: three tiles of ceil(1024/3) = 342, or four of 256
+        (300.2, 1024, (256, 300, 301, 342)),
+        (1.0, 1024, (1,)),  # the lower bound: 1024 tiles of 1
+        (1024.0, 1024, (1024,)),  # the whole loop
+        (1024.0 + 1e-7, 1024, (1024, 1025)),  # Ipopt's bound relaxation (clipped by the caller)
+        (37.0, 100, (34, 37, 50)),  # N/x = 2.70: ceil(100/2) = 50, ceil(100/3) = 34
+    ],
+)
+def test_outer_roundings_round_the_tile_count(
+    x: float, extent: int, expected: tuple[int, ...]
+) -> None:
+    assert outer_roundings(x, extent) == expected
+
+
+def test_round_candidates_keep_the_unpadded_tile_within_bounds() -> None:
+    raw = {"T_i1": 937.5, "T_j1": 1024.0 + 1e-7, "T_k1": 1.0, "T_i2": 11.8, "T_j2": 1.0,
+           "T_k2": 1.0}
+    cands = round_candidates(SPACE, raw, np.random.default_rng(0))
+    i1 = {g[SPACE.index["T_i1"]] for g in cands}
+    assert i1 == {512, 937, 938, 1024}
+    assert {g[SPACE.index["T_j1"]] for g in cands} == {1024}  # 1025 is clipped to the bound
+    # T_i2 = 11.8: the legal divisors of each T_i1 on either side (512: 8 and 16)
+    assert {g[SPACE.index["T_i2"]] for g in cands if g[SPACE.index["T_i1"]] == 512} == {8, 16}
+    assert all(SPACE.is_legal(g) for g in cands)
 
 
 def test_time_out_falls_back_to_random_feasible_seeds() -> None:

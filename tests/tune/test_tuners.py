@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 import statistics
@@ -80,6 +81,31 @@ class TestEvolutionary(TunerContract):
         assert asked[0] == seeds[0]
         # the second is repaired to the nearest legal point: 7 -> 5 (divisors of 100: 4, 5, 10)
         assert asked[1] == {**seeds[1], "T_i2": 5}
+
+    @pytest.mark.parametrize(("budget", "restarts"), [({"samples": 10_000}, 1),
+                                                      ({"time_s": 10.0}, 0)])
+    def test_fruitless_local_batches_stall_the_population_under_a_sample_budget(
+        self, budget: dict[str, Any], restarts: int
+    ) -> None:
+        """One local batch of 64 neighbours, none better: 64 samples are 8 generations of a
+        population of 8, past a patience of 2, under a sample budget; under a time budget
+        a local batch is no generation at all."""
+        tuner = self.make(patience=2, population_size=8, n_parents=2)
+        assert isinstance(tuner, Evolutionary)
+        tuner.begin(time_s=budget.get("time_s"), samples=budget.get("samples"))
+        names = self.model.param_names
+
+        def evaluate(points: list[dict[str, int]]) -> Any:
+            return self.model.evaluate({n: [p[n] for p in points] for n in names})
+
+        first = tuner.ask(tuner.batch_size)
+        tuner.tell(first, evaluate(first))  # a first best: its neighbourhood is queued
+        local = tuner.ask(tuner.batch_size)
+        assert len(local) == 64 and tuner.restarts_done == 0
+        ev = evaluate(local)  # judged over budget, so none improves on the best
+        tuner.tell(local, dataclasses.replace(ev, feasible=np.zeros(len(ev), dtype=bool),
+                                              dsp=np.full(len(ev), 2 * self.model.budget["dsp"])))
+        assert tuner.generations == 1 and tuner.restarts_done == restarts
 
     def test_mutation_and_alpha_are_exclusive(self) -> None:
         from odyssey.tune import HybridMutation
