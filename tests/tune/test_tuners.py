@@ -51,6 +51,7 @@ class TestEvolutionary(TunerContract):
         ({"crossover_rate": -0.1}, "in [0, 1]"),
         ({"alpha": 2}, "in [0, 1]"),
         ({"patience": 0}, "integer >= 1"),
+        ({"min_gain": 1.5}, "in [0, 1]"),
     ]
 
     def test_converges_when_the_best_stops_improving(self) -> None:
@@ -65,7 +66,8 @@ class TestEvolutionary(TunerContract):
         assert len(set(tilings)) == len(tilings)
 
     def test_population_keeps_the_fittest(self) -> None:
-        tuner = self.make(population_size=16, n_parents=4)
+        # no restarts: a restart empties the population (and the best found stays the result)
+        tuner = self.make(population_size=16, n_parents=4, patience=None)
         assert isinstance(tuner, Evolutionary)
         result = run_tuner(tuner, self.model, samples=640)
         fitness = [f for _, f in tuner.population]
@@ -106,6 +108,38 @@ class TestEvolutionary(TunerContract):
         tuner.tell(local, dataclasses.replace(ev, feasible=np.zeros(len(ev), dtype=bool),
                                               dsp=np.full(len(ev), 2 * self.model.budget["dsp"])))
         assert tuner.generations == 1 and tuner.restarts_done == restarts
+
+    @pytest.mark.parametrize(("min_gain", "restarts"), [(0.01, 1), (0.001, 0)])
+    def test_a_better_best_by_less_than_min_gain_does_not_reset_the_restart_clock(
+        self, min_gain: float, restarts: int
+    ) -> None:
+        """One local batch of 64 neighbours (8 generations of a population of 8, past a
+        patience of 2, under a sample budget) whose best is 0.5% above the first best: a
+        better best, but progress only when ``min_gain`` is below 0.5%."""
+        tuner = self.make(patience=2, population_size=8, n_parents=2, min_gain=min_gain)
+        assert isinstance(tuner, Evolutionary)
+        tuner.begin(time_s=None, samples=10_000)
+        names = self.model.param_names
+
+        def evaluate(points: list[dict[str, int]]) -> Any:
+            return self.model.evaluate({n: [p[n] for p in points] for n in names})
+
+        first = tuner.ask(tuner.batch_size)
+        ev = evaluate(first)
+        tuner.tell(first, ev)
+        best = float(np.max(np.where(ev.feasible, ev.throughput_gops, -np.inf)))
+        local = tuner.ask(tuner.batch_size)
+        assert len(local) == 64 and tuner.restarts_done == 0
+        ev = evaluate(local)
+        gops = np.zeros(len(ev))
+        gops[0] = 1.005 * best  # one neighbour 0.5% better, the others feasible but poor
+        ones = np.ones(len(ev), dtype=bool)
+        tuner.tell(local, dataclasses.replace(ev, feasible=ones, legal=ones, throughput_gops=gops,
+                                              dsp=np.zeros(len(ev)), bram18k=np.zeros(len(ev)),
+                                              uram=np.zeros(len(ev))))
+        assert tuner.restarts_done == restarts
+        if not restarts:  # the population kept, led by the better best
+            assert tuner.population[0][1] == pytest.approx(1.005 * best)
 
     def test_mutation_and_alpha_are_exclusive(self) -> None:
         from odyssey.tune import HybridMutation

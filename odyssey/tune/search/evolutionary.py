@@ -29,9 +29,12 @@
   numpy, not child by child. Of a local batch only its best point may join the
   population, which keeps the population diverse.
 * Restarts: after ``patience * min(r + 1, 4)`` generations (``r`` restarts so far)
-  without a better best, the population is dropped and the search starts again from
+  without progress, the population is dropped and the search starts again from
   random points (the best ever found stays the result; points already proposed
-  are still never proposed again). Under a sample budget a generation is
+  are still never proposed again). Progress is a best more than ``min_gain`` (1%)
+  above the best at the last progress: a population that creeps up a poor basin
+  in steps of a fraction of a percent, resetting the clock each time, would
+  otherwise keep the budget. Under a sample budget a generation is
   ``population_size`` samples, local-search batches included, so a population that
   spends its samples polishing a basin without improving is dropped like one that
   breeds in vain; under a time budget it is one tell of bred children. The search has
@@ -73,6 +76,8 @@ LOCAL_BATCH = 64
 MAX_LOCAL_BATCH = 2048
 #: with a sample budget, the share of it one centre's neighbourhood may take
 LOCAL_SHARE = 1 / 12
+#: a better best resets the restart clock only if it gains at least this fraction
+MIN_GAIN = 0.01
 
 _Take = Callable[[Genome], bool]  # adds a genome to the batch unless already proposed
 
@@ -87,8 +92,9 @@ class Evolutionary(Tuner):
     explicit ``mutation``), ``patience >= 1`` generations or ``None`` to never
     restart (8), ``restarts >= 0`` fruitless restarts before convergence, or ``None``
     to never converge (200), ``local_search`` (True), ``initial_samples >= 1`` random
-    points of the first generation and of every restart (64). ``rng`` is required: the search is
-    reproducible from it.
+    points of the first generation and of every restart (64), ``min_gain`` in ``[0, 1]``
+    (0.01, the relative gain of the best that resets the restart clock). ``rng`` is
+    required: the search is reproducible from it.
     """
 
     name = "evolutionary"
@@ -110,6 +116,7 @@ class Evolutionary(Tuner):
         local_search: bool = True,
         restarts: int | None = RESTARTS,
         initial_samples: int = INITIAL_SAMPLES,
+        min_gain: float = MIN_GAIN,
     ) -> None:
         self.rng = check_rng(rng)
         self.population_size = check_int("population_size", population_size, minimum=2)
@@ -119,6 +126,7 @@ class Evolutionary(Tuner):
         self.patience = None if patience is None else check_int("patience", patience, minimum=1)
         self.restarts = None if restarts is None else check_int("restarts", restarts, minimum=0)
         self.initial_samples = check_int("initial_samples", initial_samples, minimum=1)
+        self.min_gain = check_unit("min_gain", min_gain)
         self._local_cap: int | None = None  # neighbours per centre; set by a sample budget
         self._by_samples = False  # a sample budget: stalls are counted in samples
         self._max_local_batch = MAX_LOCAL_BATCH
@@ -147,6 +155,7 @@ class Evolutionary(Tuner):
         self._pop = np.empty((0, self.space.dim), dtype=np.int64)
         self._fit = np.empty(0)
         self._best = -np.inf
+        self._stall_ref = -np.inf  # the best when the restart clock was last reset
         self._stale = 0.0  # generations (or samples / population_size) without a better best
         self.generations = 0
 
@@ -261,7 +270,10 @@ class Evolutionary(Tuner):
                     2 * self._local_batch, self._max_local_batch)
             else:
                 self.generations += 1
-            self._stale = 0.0 if improved else self._stale + self._stall_step(len(told), local_only)
+            if self._progressed(top):
+                self._stale, self._stall_ref = 0.0, top
+            else:
+                self._stale += self._stall_step(len(told), local_only)
             if self.patience is not None and self._stale >= self._patience_now() and not self.converged:
                 self._restart()
                 return
@@ -271,6 +283,16 @@ class Evolutionary(Tuner):
     @property
     def converged(self) -> bool:
         return self.restarts is not None and self._fruitless > self.restarts
+
+    def _progressed(self, top: float) -> bool:
+        """Whether ``top`` resets the restart clock: a best better by more than ``min_gain``
+        (relative) than the best when the clock was last reset; while no feasible point is
+        known (fitness <= 0), any better best. ``top`` above that mark is always a better
+        best, since every best past it moves the mark."""
+        ref = self._stall_ref
+        if not np.isfinite(ref) or ref <= 0:
+            return top > ref
+        return top > ref * (1 + max(self.min_gain, 1e-9))
 
     def _stall_step(self, told: int, local_only: bool) -> float:
         """Generations a fruitless batch of ``told`` points adds to the restart clock.
