@@ -301,8 +301,9 @@ class Evolutionary(Tuner):
         local-search batches included: a population that spends its samples polishing a
         basin without improving has stalled as surely as one that breeds in vain. (When
         only bred generations counted, 29 of 90 MP-seeded runs on MM 1024^3, 3000
-        samples each, never restarted: more than half of their samples went to local
-        batches, and a population held in a poor seed's basin kept them.) Under a time
+        samples each, never restarted, before the packed drain path: more than half of
+        their samples went to local batches, and a population held in a poor seed's
+        basin kept them.) Under a time
         budget only bred batches count, one each: a local batch is built and evaluated
         in bulk and costs far less time than a generation.
         """

@@ -23,10 +23,11 @@ with ``B0`` the bytes of reading every input and writing the output once, i.e.
 * ``latency`` (beyond the paper): minimise ``log(compute_cycles + comm_cycles)``,
   the model's own compute and communication cycle counts relaxed, an upper
   bound of the ``max`` model's latency within a factor of two. On MM 1024^3
-  (U250, serialized DRAM images) its best rounded seed reaches 11-95% of the
-  optimum (mean 45%) against 0.2-99% (mean 84%) for ``comm-comp``: the relaxed
-  sum does not see the overlap of compute and communication, so it cannot tell
-  an overlapped tiling from one twice as slow.
+  (U250, serialized images, packed drain) its best rounded seed reaches 30% of
+  the best tiling found on average against 58% for ``comm-comp``: the relaxed sum
+  does not see the overlap of compute and communication, so it cannot tell an
+  overlapped tiling from one twice as slow, and on 9 of the 18 designs Ipopt stops
+  at its time limit (the seeds are then random points).
 
 If-then-else (``Where``) nodes cannot reach the solver (casadi's NL importer
 rejects them), so ``Where(c, a, b)`` is replaced by the smooth surrogate
@@ -233,10 +234,12 @@ def outer_roundings(x: float, extent: int) -> tuple[int, ...]:
 
     The MP problem relaxes ``ceil(N / T)`` to ``N / T``, so it does not see padding: on
     MM 1024^3 (U250) its solutions sit at ``T = 0.77-0.92 N``, where floor and ceil need
-    two tiles per loop (the seed of design j-jk.i, ``T_j1 = 843, T_k1 = 921`` once shrunk
-    to feasibility, computed 2.97 times the work: 44 GOP/s against an optimum of 564);
-    ``ceil(N / 2) = 512`` pads none. Rounding the tile count lifts the best seed from 24%
-    to 84% of the optimum on average over the 18 designs (``comm-comp``).
+    two tiles per loop (before the packed drain, the seed of design j-jk.i,
+    ``T_j1 = 843, T_k1 = 921`` once shrunk to feasibility, computed 2.97 times the work:
+    44 GOP/s against an optimum of 564); ``ceil(N / 2) = 512`` pads none. With the
+    serialized images and the packed drain, rounding the tile count lifts the best seed
+    from 13% to 58% of the best tiling found on average over the 18 designs
+    (``comm-comp``).
     """
     out = {math.floor(x), math.ceil(x)}
     count = extent / max(x, 1.0)
