@@ -7,10 +7,11 @@ overhead 20 cycles per run). Notation: ``ti = ceil(I/T_i1)`` (likewise tj, tk),
 ``acc`` accumulator elements per PE.
 
 Dataflow ``[i,j]``: A[i][k] is fed along i (one L2 module per PE row, box ``T_i2 x T_k1``,
-``lanes_A`` = largest power of two <= 16 dividing T_k1) and flows along j; B[k][j] is fed
-along j (box ``T_k1 x T_j2``, rows outermost so a row across the Pj modules is one burst,
-``lanes_B`` = largest power of two <= 16 dividing T_j2) and flows along i; C is drained from
-every PE through L1 chains (along j) and an L2 chain (along i), one element per cycle.
+words along k, the SIMD loop's dimension: ``lanes_A`` = largest power of two <= 16 dividing
+T_k1) and flows along j; B[k][j] is fed along j (box ``T_k1 x T_j2``) and flows along i; its
+serialized words run along k too (``lanes_B`` = largest power of two <= 16 dividing T_k1)
+unless T_k1 is odd, then along j (dividing T_j2); C is drained from every PE through L1
+chains (along j) and an L2 chain (along i), in words of the accumulator block.
 
 * PE: ``n = (T_k1/S)*T_i2*T_j2``, ``II = max(1, ceil(8/(T_i2*T_j2)))`` when ``T_k1/S > 1``
   else 1, ``tile = (n-1)*II + depth``; per visit of the C tile the PE's pipeline runs over the
@@ -86,12 +87,13 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     pe = visits_c * pipe(inner * n, ii, depth)
     lc = pow2_div(acc)  # the drain path's words: lanes of the flattened accumulator block
     pe_drain = visits_c * pipe(acc // lc, 1, 10)
-    la, lb = pow2_div(t["T_k1"]), pow2_div(t["T_j2"])
+    la = pow2_div(t["T_k1"])
+    lb = la if la > 1 else pow2_div(t["T_j2"])  # along k (the SIMD loop) when it packs, else j
     visits_a = (ti * tk if order == "ij-ik.j" else tiles) // passes
     visits_b = (tj * tk if order == "ij-jk.i" else tiles) // passes
     na = visits_a * pi * t["T_i2"] * (t["T_k1"] // la)
     l3a = pipe(na, bursts=visits_a)  # serialized: one burst per visit
-    nb = visits_b * t["T_k1"] * pj * (t["T_j2"] // lb)
+    nb = visits_b * pj * (t["T_k1"] * t["T_j2"] // lb)
     l3b = pipe(nb, bursts=visits_b)
     words = pi * pj * acc // lc
     write = pipe(words, bursts=1)
@@ -167,17 +169,18 @@ def test_mm_1d_dsp_bram_latency() -> None:
     BRAM: A block T_i2 x T_k1 = 2048 elements, banks max(lanes 16, S 4) = 16, depth 128,
     128*32 bits > 1024 -> 1 block per bank: 4 modules x 2 buffers x 16 = 128;
     B block (one module, B flows along i) T_k1 x T_j1 = 256 x 64: the feeder reads S = 4 lanes
-    along k (dim 1) and the writer 16 packed elements along j (dim 2), so 4 x 16 = 64 banks of
-    ceil(256/4) * ceil(64/16) = 256 elements (8192 bits) -> 1 block each: 1 x 2 x 64 = 128;
+    along k (dim 1) and the writer 16 packed elements along k too (the serialized words run
+    along the SIMD loop's dimension), so max(16, 4) = 16 banks along k of
+    ceil(256/16) * 64 = 1024 elements -> ceil(1024/512) = 2 blocks each: 1 x 2 x 16 x 2 = 64;
     acc 512 elements in 8 banks (the drain reads 16 per word, two per bank) of 64 elements,
     2048 bits -> 1 block each, double-buffered (compute / drain): 16 per PE, 64; the PE's
-    running sums, the same 512 elements in one plain array: 1 per PE, 4. Total 324."""
+    running sums, the same 512 elements in one plain array: 1 per PE, 4. Total 260."""
     ks = analyse(load_scop("kernels/mm.c", {"I": "256", "J": "256", "K": "256"}))
     m = build_model(ks, ks.design("i-ij.k"), platform=PLAT)
     r = m.evaluate_one({"T_i1": 32, "T_j1": 64, "T_k1": 256, "T_i2": 8, "T_j2": 4, "T_k2": 4})
     assert r["dsp"] == 80
-    assert r["bram18k"] == 324
-    assert r["bram:A_block"] == 128 and r["bram:B_block"] == 128 and r["bram:acc"] == 64
+    assert r["bram18k"] == 260
+    assert r["bram:A_block"] == 128 and r["bram:B_block"] == 64 and r["bram:acc"] == 64
     assert r["bram:acc_running"] == 4
     assert r["module:PE"] == 32 * 32797
     assert r["module:PE_drain"] == 32 * 41
