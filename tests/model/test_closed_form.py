@@ -256,3 +256,107 @@ def _model_cache(n: int, ks):  # type: ignore[no-untyped-def]
     if n not in _MODELS:
         _MODELS[n] = build_model(ks, ks.design("ij-ij.k"), platform=PLAT)
     return _MODELS[n]
+
+
+def pack_rule(box: list[int], simd_dim: int | None, cap: int = 16) -> tuple[int, int]:
+    """``(pack dimension, lanes)`` of a serialized input by hand: along the SIMD loop's
+    dimension when its extent has a power-of-two factor above 1, else along the dimension with
+    the largest one (``<= cap``), the innermost of those that tie."""
+    if simd_dim is not None and pow2_div(box[simd_dim], cap) > 1:
+        return simd_dim, pow2_div(box[simd_dim], cap)
+    best, lanes = len(box) - 1, 1
+    for d, e in enumerate(box):
+        if d != simd_dim and pow2_div(e, cap) >= lanes and pow2_div(e, cap) > 1:
+            best, lanes = d, pow2_div(e, cap)
+    return best, lanes
+
+
+CNN_TILINGS = [
+    # conv5-1's channels reduced: words of 16 floats along i, the SIMD loop (both inputs)
+    ({"O": 64, "I": 48, "H": 14, "W": 14, "P": 3, "Q": 3},
+     {"T_o1": 16, "T_h1": 14, "T_w1": 14, "T_i1": 16, "T_p1": 3, "T_q1": 3,
+      "T_o2": 4, "T_h2": 7, "T_w2": 1, "T_i2": 4}),
+    # non-divisor tiles, T_i1 = 24: 8 lanes along i
+    ({"O": 40, "I": 56, "H": 9, "W": 11, "P": 3, "Q": 3},
+     {"T_o1": 12, "T_h1": 6, "T_w1": 5, "T_i1": 24, "T_p1": 3, "T_q1": 2,
+      "T_o2": 4, "T_h2": 3, "T_w2": 1, "T_i2": 2}),
+    # T_i1 odd: no lanes along i; wt packs along o (T_o2 = 4), fi along w+q (T_w1+T_q1-1 = 8)
+    ({"O": 64, "I": 48, "H": 14, "W": 14, "P": 3, "Q": 3},
+     {"T_o1": 16, "T_h1": 14, "T_w1": 7, "T_i1": 3, "T_p1": 3, "T_q1": 2,
+      "T_o2": 4, "T_h2": 7, "T_w2": 1, "T_i2": 1}),
+]
+
+
+@pytest.mark.parametrize(("sizes", "t"), CNN_TILINGS, ids=["along-i", "along-i-padded", "fallback"])
+def test_cnn_readers_move_words_of_the_pack_rule(sizes: dict[str, int], t: dict[str, int]) -> None:
+    """CNN ``oh-ohw.ipq`` (fi flows along o, wt along h; every tile a visit of both): the L3
+    readers move ``visits * modules * box / lanes`` words in one burst per visit, with the box
+    ``wt: T_o2 x T_i1 x T_p1 x T_q1`` (T_o1/T_o2 modules) and ``fi: T_i1 x (T_h2+T_p1-1) x
+    (T_w1+T_q1-1)`` (T_h1/T_h2 modules) and the lanes of :func:`pack_rule`."""
+    ks = analyse(load_scop("kernels/cnn.c", {k: str(v) for k, v in sizes.items()}))
+    got = build_model(ks, ks.design("oh-ohw.ipq"), platform=PLAT).evaluate_one(t)
+    visits = 1
+    for n in "ohwipq":
+        visits *= ceil(sizes[n.upper()] / t[f"T_{n}1"])
+    wt_box = [t["T_o2"], t["T_i1"], t["T_p1"], t["T_q1"]]
+    fi_box = [t["T_i1"], t["T_h2"] + t["T_p1"] - 1, t["T_w1"] + t["T_q1"] - 1]
+    _, l_wt = pack_rule(wt_box, 1)
+    _, l_fi = pack_rule(fi_box, 0)
+    n_wt = visits * (t["T_o1"] // t["T_o2"]) * int(np.prod(wt_box)) // l_wt
+    n_fi = visits * (t["T_h1"] // t["T_h2"]) * int(np.prod(fi_box)) // l_fi
+    assert got["module:wt_IO_L3_in"] == pytest.approx(pipe(n_wt, bursts=visits))
+    assert got["module:fi_IO_L3_in"] == pytest.approx(pipe(n_fi, bursts=visits))
+    # the chain's head moves every module's words of a visit, one per cycle, in one pipelined
+    # nest per visit (inside the tile loops)
+    assert got["module:wt_IO_L2_in_inter"] == pytest.approx(visits * pipe(n_wt // visits))
+    assert got["module:fi_IO_L2_in_inter"] == pytest.approx(visits * pipe(n_fi // visits))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 48), st.integers(1, 3), st.integers(1, 3), st.integers(1, 14),
+       st.integers(1, 14), st.sampled_from(["float", "short"]))
+def test_pack_rule_is_the_same_at_every_tiling(t_o2: int, t_i1: int, t_p1: int, t_q1: int, t_h2: int,
+                                               t_w1: int, elem: str) -> None:
+    """The descriptor is generated at one tiling; its per-dimension pack factors, evaluated at
+    any other, give the rule's pack dimension and lanes there (fp32: at most 16 lanes, int16:
+    32)."""
+    from odyssey.expr import evaluate, from_json
+
+    desc = _cnn_descriptor(elem)
+    t = {"T_o1": t_o2, "T_h1": t_h2, "T_w1": t_w1, "T_i1": t_i1, "T_p1": t_p1, "T_q1": t_q1,
+         "T_o2": t_o2, "T_h2": t_h2, "T_w2": 1, "T_i2": 1}
+    boxes = {"wt": ([t_o2, t_i1, t_p1, t_q1], 1), "fi": ([t_i1, t_h2 + t_p1 - 1, t_w1 + t_q1 - 1], 0)}
+    cap = 16 if elem == "float" else 32
+    for op in desc["operands"]:
+        if op["role"] != "input":
+            continue
+        box, simd_dim = boxes[op["name"]]
+        dim, lanes = pack_rule(box, simd_dim, cap)
+        factors = [int(evaluate(from_json(f), t)) for f in op["pack_sym"]]
+        assert int(evaluate(from_json(op["lanes_sym"]), t)) == lanes
+        assert factors == [lanes if d == dim else 1 for d in range(len(box))]
+
+
+_CNN_DESC: dict[str, object] = {}
+
+
+def _cnn_descriptor(elem: str):  # type: ignore[no-untyped-def]
+    """The descriptor of CNN ``oh-ohw.ipq`` (O=I=48, 14x14, 3x3) with ``elem`` inputs."""
+    if elem not in _CNN_DESC:
+        import tempfile
+        from pathlib import Path
+
+        from odyssey.codegen.generate import generate_descriptor
+        from odyssey.model.from_design import representative_tiling
+
+        text = Path("kernels/cnn.c").read_text()
+        if elem != "float":
+            text = text.replace("float fi[", f"{elem} fi[").replace("float wt[", f"{elem} wt[").replace(
+                "float fo[", "int fo[")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "cnn.c"
+            path.write_text(text)
+            ks = analyse(load_scop(path, {"O": "48", "I": "48", "H": "14", "W": "14"}))
+            d = ks.design("oh-ohw.ipq")
+            _CNN_DESC[elem] = generate_descriptor(ks, d, representative_tiling(d))
+    return _CNN_DESC[elem]
