@@ -12,6 +12,7 @@ import pytest
 from odyssey.codegen.csim import run_csim
 from odyssey.codegen.generate import generate, generate_descriptor
 from odyssey.codegen.geometry import Layout
+from odyssey.codegen.static_check import check_design
 from odyssey.codegen.writer import write_design
 from odyssey.errors import CodegenError
 from odyssey.expr import evaluate, from_json
@@ -135,5 +136,8 @@ def test_inputs_pack_along_the_rules_dimension(tmp_path, design, sizes, tiling, 
         assert (ops[name]["pack_dim"], ops[name]["lanes"]) == (dim, lanes)
         banks = {p["dim"]: p["factor"] for p in mem[name]["partition"]}
         assert banks[dim + 1] >= lanes  # a word's lanes land in distinct banks
-    res = run_csim(write_design(gen, tmp_path / "d"), timeout_s=180)
+    out = write_design(gen, tmp_path / "d")
+    res = run_csim(out, timeout_s=180)
     assert res.status == "pass", res.message + res.stdout[-1000:] + res.stderr[-1000:]
+    check = check_design(out, clock_mhz=300.0)  # banks, IIs, channels from the printed code
+    assert check.ok, [p.what for p in check.problems]
