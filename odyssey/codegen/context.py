@@ -177,9 +177,12 @@ class Ctx:
     @property
     def env(self) -> dict[str, int]:
         """Values of the size and tiling parameters and of the operands' word lanes
-        (``LANES_<operand>``): where symbolic twins are evaluated."""
-        return {**self.scop.param_values, **self.tiling.as_dict,
-                **{op.lanes_macro: op.lanes for op in self.operands}}
+        (``LANES_<operand>``, ``PACK_<operand>_<d>``): where symbolic twins are evaluated."""
+        env = {**self.scop.param_values, **self.tiling.as_dict,
+               **{op.lanes_macro: op.lanes for op in self.operands}}
+        for op in self.operands:
+            env.update(op.pack_values())
+        return env
 
     def pe_ii(self) -> int:
         """Initiation interval of the PE pipeline at the tiling: :meth:`pe_ii_sym` evaluated

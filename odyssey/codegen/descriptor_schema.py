@@ -39,9 +39,10 @@ from odyssey.expr.serialize import JSONValue
 from odyssey.mapping.space import Level
 
 #: 2: module operands and boundary flags, buffer roles and symbolic instances, ports, passes;
-#: 3: module roles (reader, chain, loader, feeder, pe, drain, writer)
-SchemaVersion = Literal[3]
-SCHEMA_VERSION: Final[SchemaVersion] = 3
+#: 3: module roles (reader, chain, loader, feeder, pe, drain, writer);
+#: 4: an input's pack dimension and per-dimension pack factors (``pack_*`` of an operand)
+SchemaVersion = Literal[4]
+SCHEMA_VERSION: Final[SchemaVersion] = 4
 
 AssignOp = Literal["=", "+=", "-=", "*="]
 OutputAccumulation = Literal["on_chip", "partial_sums_leave_array"]
@@ -247,6 +248,9 @@ class OperandJson(TypedDict):
     simd: bool
     lanes_sym: ExprJson
     lanes_macro: str
+    pack_dim: int  # the box dimension an input word runs along at this tiling (-1: none)
+    pack_sym: list[ExprJson]  # elements of each box dimension in one word, at every tiling
+    pack_macros: list[str]  # the macro of each factor in the module ASTs' trips
     dram_shape: list[int]
     box: list[int]
     box_sym: list[ExprJson]

@@ -7,11 +7,22 @@ For an operand ``r`` with subscripts ``a_d . x + c_d`` (non-negative coefficient
 * the *box* of one module is the part of ``r`` its PEs touch in one tile:
   ``ext_d = 1 + sum_l a_{d,l} * (R_l - 1)`` with ``R_l = T_l2`` for injection loops and
   ``T_l1`` for time loops (``R = 1`` for loops ``r`` does not depend on);
-* words on the I/O chain pack ``lanes`` consecutive elements of the innermost dimension:
-  the largest power of two (at most 512 bits) dividing that dimension's extent and every
-  stride of its base address;
+* words on the I/O chain pack ``lanes`` consecutive elements of one box dimension, the
+  *pack dimension* (:func:`pack_factors`). With ``L_d`` the largest power of two (at most
+  512 bits of elements) dividing the box extent ``ext_d``:
+
+  - a *serialized* input (the host writes each visit in the reader's order, so a word may
+    run along any dimension) packs along the dimension ``s`` the SIMD loop indexes when
+    ``L_s > 1`` (the word's lanes are then the PE's SIMD reads and the block's cyclic banks
+    along ``s``); otherwise along the dimension with the largest ``L_d``, the innermost of
+    those that tie; ``lanes = L`` of that dimension;
+  - a *row-major* input packs along the innermost dimension, ``L`` also dividing every
+    stride of the innermost base address (words aligned to the array's rows);
+
+  the rule is one symbolic expression per dimension (``pack_sym``: ``L_d`` at the pack
+  dimension, 1 elsewhere), so the models see it at every tiling;
 * DRAM holds ``r`` zero-padded to the tiled iteration space (and the innermost dimension to
-  a multiple of ``lanes``); the host copies the data in and out.
+  a multiple of ``lanes`` in the row-major layout); the host copies the data in and out.
 """
 
 from __future__ import annotations
@@ -23,7 +34,21 @@ from typing import Literal
 
 from odyssey.codegen.tiling import Tiling
 from odyssey.errors import CodegenError
-from odyssey.expr import Expr, add, const, emax, emin, eq, evaluate, floor_div, where
+from odyssey.expr import (
+    Const,
+    Expr,
+    add,
+    const,
+    emax,
+    emin,
+    eq,
+    evaluate,
+    floor_div,
+    le,
+    lt,
+    sym,
+    where,
+)
 from odyssey.polyhedral.affine import Affine
 from odyssey.polyhedral.scop import Array, Reference, Scop
 
@@ -50,6 +75,11 @@ class OperandGeom:
     simd: bool  # the PE reads a vector of SIMD lanes per iteration
     dram_shape: tuple[int, ...]  # padded DRAM shape (the row-major layout)
     layout: Layout = "serialized"  # the DRAM image (odyssey.codegen.layout)
+    # an input's word runs along box dimension ``pack_dim`` (0-based) at this tiling;
+    # ``pack_sym[d]`` is the elements of dimension ``d`` in one word at every tiling (``lanes``
+    # at the pack dimension, 1 elsewhere; :func:`pack_factors`)
+    pack_dim: int = -1
+    pack_sym: tuple[Expr, ...] = ()
 
     @property
     def ctype(self) -> str:
@@ -73,10 +103,33 @@ class OperandGeom:
     @property
     def rows_outer(self) -> bool:
         """The L3 reader and the chain transfer box *rows* outermost and module positions
-        inside: when the injection loop indexes the innermost array dimension, the boxes of
-        consecutive modules are adjacent in DRAM, so a row of all of them is one burst."""
-        return (len(self.inj) == 1 and self.role == "input"
+        inside: when the injection loop indexes the innermost array dimension (and words run
+        along it), the boxes of consecutive modules are adjacent in DRAM, so a row of all of
+        them is one burst."""
+        return (len(self.inj) == 1 and self.role == "input" and self.pack_dim == len(self.box) - 1
                 and self.ref.subscripts[-1].coeff(self.inj[0]) != 0)
+
+    def pack_macro(self, d: int) -> str:
+        """The macro of ``pack_sym[d]`` in the generated code: ``LANES_<name>`` when dimension
+        ``d`` is the only one that can be packed, else ``PACK_<name>_<d>``."""
+        return self.lanes_macro if self.pack_sym[d] == self.lanes_sym else f"PACK_{self.name}_{d}"
+
+    def pack_macros(self) -> tuple[tuple[int, str, Expr], ...]:
+        """``(d, macro, factor)`` for every dimension the rule can pack (``pack_sym[d]`` not the
+        constant 1) with its own macro (not ``LANES_<name>``)."""
+        return tuple((d, self.pack_macro(d), f) for d, f in enumerate(self.pack_sym)
+                     if not _is_one(f) and self.pack_macro(d) != self.lanes_macro)
+
+    def words_sym(self, d: int) -> Expr:
+        """Words along box dimension ``d`` in one box: ``ext_d / pack_d`` (the extent where the
+        rule never packs ``d``)."""
+        if _is_one(self.pack_sym[d]):
+            return self.box_sym[d]
+        return self.box_sym[d] // sym(self.pack_macro(d))
+
+    def pack_values(self) -> dict[str, int]:
+        """The pack macros' values at the tiling (:meth:`pack_macros`)."""
+        return {m: (self.lanes if d == self.pack_dim else 1) for d, m, _ in self.pack_macros()}
 
     @property
     def lanes_macro(self) -> str:
@@ -144,9 +197,18 @@ def build_operands(scop: Scop, tiling: Tiling,
         role: Literal["input", "output"] = "input" if op.role == "input" else "output"
         simd = design.simd_loop is not None and any(s.coeff(design.simd_loop) for s in ref.subscripts)
         layout = layouts.get(ref.array, "serialized")
+        env = {**scop.param_values, **tiling.as_dict}
+        pack_sym: tuple[Expr, ...] = ()
+        pack_dim = -1
         if role == "input":
-            lanes_sym = _lanes_sym(ref, tiling, inj, box_sym[-1] if box_sym else const(1), arr.bits,
+            if layout == "row_major" or not box_sym:
+                inner = _lanes_sym(ref, tiling, inj, box_sym[-1] if box_sym else const(1), arr.bits,
                                    aligned=layout == "row_major")
+                pack_sym = (*(const(1) for _ in box_sym[:-1]), inner) if box_sym else ()
+            else:
+                pack_sym = pack_factors(ref, box_sym, arr.bits, design.simd_loop if simd else None)
+            lanes_sym = _lanes_of(pack_sym)
+            pack_dim = _pack_dim(pack_sym, env)
         elif layout == "serialized":  # the drain moves words of the flattened accumulator block
             acc: Expr = const(1)
             for name in design.parallel_loops:
@@ -154,13 +216,60 @@ def build_operands(scop: Scop, tiling: Tiling,
             lanes_sym = pow2_lanes([acc], arr.bits)
         else:
             lanes_sym = const(1)
-        lanes = int(evaluate(lanes_sym, tiling.as_dict))
+        lanes = int(evaluate(lanes_sym, env))
         out.append(OperandGeom(
             name=names[op.ref_id], array=arr, ref=ref, role=role, inj=inj, chain=op.chain_loop,
             trunc=trunc, box=box, box_sym=box_sym, lanes=lanes, lanes_sym=lanes_sym, simd=simd and role == "input",
-            dram_shape=_dram_shape(ref, arr, tiling, scop, lanes), layout=layout,
+            dram_shape=_dram_shape(ref, arr, tiling, scop, lanes if layout == "row_major" else 1), layout=layout,
+            pack_dim=pack_dim, pack_sym=pack_sym,
         ))
     return out
+
+
+def _is_one(e: Expr) -> bool:
+    return isinstance(e, Const) and e.value == 1
+
+
+def pack_factors(ref: Reference, box_sym: tuple[Expr, ...], bits: int, simd_loop: str | None) -> tuple[Expr, ...]:
+    """Elements of each box dimension in one word of a serialized input, as expressions of the
+    tiling (the rule of the module docstring). ``L_d`` is the largest power of two, at most
+    ``512 / bits``, dividing ``ext_d``; ``s`` the innermost dimension whose subscript has a
+    coefficient on ``simd_loop`` (none when the operand does not depend on it). Then
+    ``pack_s = L_s`` and, for ``d != s``, ``pack_d = L_d`` when ``L_s = 1``, ``L_d`` exceeds
+    ``L_e`` of every dimension ``e`` inside ``d`` and is at least ``L_e`` of every dimension
+    ``e`` outside it (ties go inward), else 1. At most one factor exceeds 1."""
+    dims = len(box_sym)
+    ls = [pow2_lanes([e], bits) for e in box_sym]
+    s = None
+    if simd_loop is not None:
+        s = max((d for d, sub in enumerate(ref.subscripts) if sub.coeff(simd_loop)), default=None)
+    others = [d for d in range(dims) if d != s]
+    out: list[Expr] = [const(1)] * dims
+    if s is not None:
+        out[s] = ls[s]
+    for d in others:
+        cond: Expr = eq(ls[s], 1) if s is not None else const(1)
+        for e in others:
+            if e > d:
+                cond = cond * lt(ls[e], ls[d])
+            elif e < d:
+                cond = cond * le(ls[e], ls[d])
+        out[d] = where(cond, ls[d], 1) if not _is_one(ls[d]) else const(1)
+    return tuple(out)
+
+
+def _lanes_of(pack_sym: tuple[Expr, ...]) -> Expr:
+    """Elements per word: the one pack factor above 1 (1 when none is)."""
+    cands = [f for f in pack_sym if not _is_one(f)]
+    if not cands:
+        return const(1)
+    return cands[0] if len(cands) == 1 else emax(*cands)
+
+
+def _pack_dim(pack_sym: tuple[Expr, ...], env: Mapping[str, int]) -> int:
+    """The dimension whose pack factor exceeds 1 at ``env`` (the innermost when none does)."""
+    vals = [int(evaluate(f, env)) for f in pack_sym]
+    return next((d for d, v in enumerate(vals) if v > 1), len(pack_sym) - 1)
 
 
 def _pe_range_sym(tiling: Tiling, loop: str, inj: tuple[str, ...]) -> Expr:
@@ -260,23 +369,25 @@ class Partition:
 
 def block_partitions(op: OperandGeom, tiling: Tiling) -> tuple[Partition, ...]:
     """Banks of an input operand's block so that every access of one pipeline iteration has its
-    own memory port: the writer stores ``lanes`` consecutive elements of the innermost dimension
-    per DRAM word, and the PE feeder reads ``S`` SIMD lanes at stride ``c`` along every
-    dimension whose subscript has coefficient ``c`` on the SIMD loop. Dimension ``d`` is split
-    cyclically into ``min(extent_d, max(lanes if d is innermost, c * S))`` banks: consecutive
-    lane addresses then fall in distinct banks. Every dimension that can be split is listed,
-    with factor 1 where the tiling leaves it whole (the pragma is printed for factors above 1)."""
+    own memory port: the writer stores a DRAM word's ``lanes`` consecutive elements of the
+    pack dimension (``pack_d`` elements of dimension ``d``, see :func:`pack_factors`), and the
+    PE feeder reads ``S`` SIMD lanes at stride ``c`` along every dimension whose subscript has
+    coefficient ``c`` on the SIMD loop. Dimension ``d`` is split cyclically into
+    ``min(extent_d, max(pack_d, c * S))`` banks: consecutive lane addresses of either access
+    then fall in distinct banks. Every dimension that can be split is listed, with factor 1
+    where the tiling leaves it whole (the pragma is printed for factors above 1)."""
     design = tiling.design
     simd = design.simd_loop
     s_val, s_sym = (tiling.loop(simd).t2, tiling.loop(simd).t2_sym) if simd and op.simd else (1, const(1))
-    last = len(op.box) - 1
     out: list[Partition] = []
     for d, sub in enumerate(op.ref.subscripts):
         c = sub.coeff(simd) if simd and op.simd else 0
         want, want_sym = (c * s_val, const(c) * s_sym) if c else (1, const(1))
-        if d == last:
-            want, want_sym = max(want, op.lanes), emax(want_sym, op.lanes_sym)
-        if c or d == last:  # kept at factor 1 too: the models read the symbolic factor
+        packable = d < len(op.pack_sym) and not _is_one(op.pack_sym[d])
+        if packable:
+            want = max(want, op.lanes if d == op.pack_dim else 1)
+            want_sym = emax(want_sym, op.pack_sym[d])
+        if c or packable:  # kept at factor 1 too: the models read the symbolic factor
             out.append(Partition(d + 1, min(want, op.box[d]), emin(want_sym, op.box_sym[d])))
     return tuple(out)
 

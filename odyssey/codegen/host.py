@@ -156,8 +156,8 @@ def _serial_loops(im: HostImage, body: tuple[Stmt, ...]) -> Stmt:
 
 def _coords(im: HostImage, lane: str | None) -> tuple[tuple[Stmt, ...], str, str]:
     """Declarations of the element's coordinates ``c0 ..`` for lane ``lane`` of the current
-    word (along the last dimension for an input, along the flattened accumulator block for a
-    serialized output), the C test that they lie in the original array, and its flat index
+    word (along the layout's pack dimension for an input, along the flattened accumulator
+    block for a serialized output), the C test that they lie in the original array, and its flat index
     there."""
     lay = im.layout
     pre: tuple[Stmt, ...] = ()
@@ -165,7 +165,7 @@ def _coords(im: HostImage, lane: str | None) -> tuple[tuple[Stmt, ...], str, str
     if lay.lane_decls:
         pre = (Decls("long", tuple((n, v.format(lane=lane or "0")) for n, v in lay.lane_decls)),)
     elif lane is not None:
-        coords[-1] = f"{coords[-1]} + {lane}"
+        coords[lay.pack_dim] = f"{coords[lay.pack_dim]} + {lane}"
     names = tuple(f"c{d}" for d in range(len(coords)))
     decls = (*pre, Decls("long", tuple(zip(names, coords, strict=True))))
     inside = " && ".join(f"{c} >= 0 && {c} < {n}" for c, n in zip(names, im.shape, strict=True))

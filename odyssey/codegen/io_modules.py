@@ -34,7 +34,7 @@ from odyssey.codegen.hls_ast import (
     StreamRead,
     StreamWrite,
 )
-from odyssey.codegen.layout import Axis, DramLayout, input_layout, output_layout
+from odyssey.codegen.layout import Axis, DramLayout, box_axes, box_var, input_layout, output_layout
 from odyssey.expr import Expr, const, eq, sym, where
 from odyssey.platforms import assumption
 
@@ -56,15 +56,18 @@ def _tmpl(inj: tuple[str, ...]) -> tuple[str, ...]:
 
 def _box_word_loops(op: OperandGeom, body: tuple[Stmt, ...], *, ii: int | None = 1,
                     blocks: tuple[str, Expr] | None = None) -> tuple[Stmt, ...]:
-    """Loops over the words of one box: rows ``e0 .. e{D-2}`` then ``ew`` (packed innermost).
-    ``blocks = (var, count)`` adds the loop over module positions: outside the rows, or
-    between the rows and ``ew`` when the operand moves rows outermost."""
-    d = len(op.box)
-    loops: tuple[Stmt, ...] = (For("ew", _words_per_row(op), body, pipeline_ii=ii),)
+    """Loops over the words of one box, its dimensions outer first (:func:`box_axes`: ``ew``
+    over the words of the pack dimension, ``e<d>`` over the others), the innermost pipelined.
+    ``blocks = (var, count)`` adds the loop over module positions: outside the box, or
+    between the rows and the innermost dimension when the operand moves rows outermost."""
+    axes = box_axes(op)
+    if not axes:
+        return (For("ew", const(1), body, pipeline_ii=ii),)
+    loops: tuple[Stmt, ...] = (For(axes[-1].var, axes[-1].trip, body, pipeline_ii=ii),)
     if blocks is not None and op.rows_outer:
         loops = (For(blocks[0], blocks[1], loops),)
-    for k in reversed(range(d - 1)):
-        loops = (For(f"e{k}", op.box_sym[k], loops),)
+    for a in reversed(axes[:-1]):
+        loops = (For(a.var, a.trip, loops),)
     if blocks is not None and not op.rows_outer:
         loops = (For(blocks[0], blocks[1], loops),)
     return loops
@@ -77,8 +80,9 @@ def _block_positions(ctx: Ctx, inj: tuple[str, ...], body: tuple[Stmt, ...]) -> 
 
 
 def _words_per_row(op: OperandGeom) -> Expr:
-    """Consecutive DRAM words of one box row: one burst."""
-    return op.box_sym[-1] // sym(op.lanes_macro)
+    """Consecutive DRAM words of one box row of a row-major image (words along the innermost
+    dimension): one burst."""
+    return op.words_sym(len(op.box_sym) - 1)
 
 
 def _out_run(ctx: Ctx, op: OperandGeom) -> Expr:
@@ -154,12 +158,16 @@ def chain_upper(ctx: Ctx, op: OperandGeom, *, boundary: bool) -> Function:
 
 
 def _unpack(op: OperandGeom) -> tuple[Stmt, ...]:
-    idx = "".join(f"[e{k}]" for k in range(len(op.box) - 1))
+    """Store word ``w`` into the block: lane ``k`` at coordinate ``ew * LANES + k`` of the
+    pack dimension (distinct banks: the block is split cyclically along it)."""
+    def idx(lane: str | None) -> str:
+        return "".join(f"[ew * {op.lanes_macro} + {lane}]" if d == op.pack_dim and lane else f"[{box_var(op, d)}]"
+                       for d in range(len(op.box)))
     if op.lanes == 1:
-        return (Line(f"blk{idx}[ew] = {of_bits(op.ctype)}(w)"),)
+        return (Line(f"blk{idx(None)} = {of_bits(op.ctype)}(w)"),)
     b = op.bits
     return (For("k", sym(op.lanes_macro), (
-        Line(f"blk{idx}[ew * {op.lanes_macro} + k] = {of_bits(op.ctype)}(w(k * {b} + {b - 1}, k * {b}))"),
+        Line(f"blk{idx('k')} = {of_bits(op.ctype)}(w(k * {b} + {b - 1}, k * {b}))"),
     ), unroll=True),)
 
 

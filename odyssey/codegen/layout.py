@@ -45,8 +45,10 @@ class DramLayout:
     ``tiles`` enumerate the distinct tiles (``t_<loop>`` over the tile loops the operand
     depends on), ``visit`` the words of one visit in the order the kernel moves them, and
     ``coords`` give, per array dimension, the C expression of the coordinate of the word's
-    first element in those variables; the word's ``lanes`` elements follow along the last
-    dimension (lane ``ln`` adds ``ln`` to the last coordinate).
+    first element in those variables; an input word's ``lanes`` elements follow along
+    dimension ``pack_dim`` (lane ``ln`` adds ``ln`` to that coordinate: the last dimension in
+    the row-major layout, the rule of :func:`~odyssey.codegen.geometry.pack_factors` in a
+    serialized one).
     """
 
     operand: str
@@ -60,8 +62,9 @@ class DramLayout:
     # C declarations (name, value) that give the variables ``coords`` use from the lane: a
     # serialized output's word holds consecutive elements of the flattened accumulator block,
     # so its lane ``{lane}`` decodes into the block's axes ``a_<loop>``; empty for inputs,
-    # whose lanes run along the last array dimension
+    # whose lanes run along ``pack_dim``
     lane_decls: tuple[tuple[str, str], ...] = ()
+    pack_dim: int = -1  # the array dimension an input word's lanes run along (-1: the last)
 
     @property
     def visit_words(self) -> Expr:
@@ -125,30 +128,39 @@ def _tiles(ctx: Ctx, op: OperandGeom) -> tuple[Axis, ...]:
     return tuple(Axis(f"t_{n}", ctx.g(n).tiles_sym) for n in ctx.order[: op.trunc] if op.dep(n))
 
 
+def box_var(op: OperandGeom, d: int) -> str:
+    """The loop variable over box dimension ``d`` in words: ``ew`` along the pack dimension
+    (words of ``lanes`` elements), ``e<d>`` along the others (single elements)."""
+    return "ew" if d == op.pack_dim else f"e{d}"
+
+
+def box_axes(op: OperandGeom) -> tuple[Axis, ...]:
+    """The box's dimensions in words, outer first: ``ext_d / pack_d`` (symbolic in the pack
+    rule, so the trip is right at every tiling whichever dimension packs)."""
+    return tuple(Axis(box_var(op, d), op.words_sym(d)) for d in range(len(op.box_sym)))
+
+
 def input_visit(ctx: Ctx, op: OperandGeom) -> tuple[Axis, ...]:
     """The words of one visit of input ``op``, in the L3 reader's order: the module positions
-    (``b_<loop>``), then the box rows ``e0 ..`` and the words ``ew`` of a row; or, when the
-    boxes of consecutive modules abut along the innermost dimension (``rows_outer``), the
-    rows outermost and the positions between the rows and the words."""
-    d = len(op.box_sym)
-    rows = tuple(Axis(f"e{k}", op.box_sym[k]) for k in range(d - 1))
-    words = (Axis("ew", op.box_sym[-1] // sym(op.lanes_macro)),) if d else ()
+    (``b_<loop>``), then the box's dimensions (:func:`box_axes`); or, when the boxes of
+    consecutive modules abut along the innermost dimension (``rows_outer``), the rows
+    outermost and the positions between the rows and the words of a row."""
+    axes = box_axes(op)
     positions = tuple(Axis(f"b_{s}", ctx.g(s).outer_sym) for s in op.inj)
     if op.rows_outer:
-        return (*rows, *positions, *words)
-    return (*positions, *rows, *words)
+        return (*axes[:-1], *positions, *axes[-1:])
+    return (*positions, *axes)
 
 
 def input_layout(ctx: Ctx, op: OperandGeom) -> DramLayout:
     vals = {n: _tile_value(ctx, n) + (f" + b_{n} * T_{n}2" if n in op.inj else "")
             for n in ctx.order}
-    dims = len(op.ref.subscripts)
     coords = []
     for d, sub in enumerate(op.ref.subscripts):
-        elem = f"ew * {op.lanes_macro}" if d == dims - 1 else f"e{d}"
+        elem = f"ew * {op.lanes_macro}" if d == op.pack_dim else f"e{d}"
         coords.append(f"{index_c(sub, vals)} + {elem}")
     return DramLayout(op.name, op.layout, _tiles(ctx, op), input_visit(ctx, op), tuple(coords),
-                      op.lanes, op.lanes_macro, op.dram_shape)
+                      op.lanes, op.lanes_macro, op.dram_shape, pack_dim=op.pack_dim)
 
 
 def output_visit(ctx: Ctx, op: OperandGeom) -> tuple[Axis, ...]:
@@ -191,5 +203,5 @@ def dram_layout(ctx: Ctx, op: OperandGeom) -> DramLayout:
     return input_layout(ctx, op) if op.role == "input" else output_layout(ctx, op)
 
 
-__all__ = ["LAYOUTS", "Axis", "DramLayout", "Layout", "dram_layout", "input_layout", "input_visit",
-           "output_layout", "output_visit"]
+__all__ = ["LAYOUTS", "Axis", "DramLayout", "Layout", "box_axes", "box_var", "dram_layout", "input_layout",
+           "input_visit", "output_layout", "output_visit"]

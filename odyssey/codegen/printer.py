@@ -96,6 +96,7 @@ def kernel_files(ctx: Ctx, ir: ArrayIR, header_comment: str, *, burst_overhead: 
     defines = [(n, str(v)) for n, v in ctx.scop.params]
     defines += [(n, str(v)) for n, v in ctx.tiling.values]
     defines += [(op.lanes_macro, str(op.lanes)) for op in ctx.operands]
+    defines += [(m, str(v)) for op in ctx.operands for m, v in op.pack_values().items()]
     # the timed simulation's assumptions, before the headers that read them
     configure = (("ODYSSEY_DRAM_BURST_OVERHEAD", str(burst_overhead)),
                  ("ODYSSEY_REGION_RESTART", str(region_restart)))

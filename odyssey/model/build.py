@@ -73,6 +73,9 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     subst: dict[str, Expr] = {k: const(v) for k, v in desc["sizes"].items()}
     for op in desc["operands"]:
         subst[op["lanes_macro"]] = _e(op["lanes_sym"], subst)
+        for macro, factor in zip(op["pack_macros"], op["pack_sym"], strict=True):
+            if macro != op["lanes_macro"]:  # a box dimension's elements per word (trips divide by it)
+                subst[macro] = _e(factor, subst)
     loops = loop_table(desc, subst)
     mods = {m["name"]: m for m in desc["modules"]}
     lat = {name: module_latency(m, subst, burst_overhead=burst_overhead) for name, m in mods.items()}

@@ -12,6 +12,7 @@ import pytest
 from odyssey.codegen.csim import run_csim
 from odyssey.codegen.generate import generate, generate_descriptor
 from odyssey.codegen.geometry import Layout
+from odyssey.codegen.static_check import check_design
 from odyssey.codegen.writer import write_design
 from odyssey.errors import CodegenError
 from odyssey.expr import evaluate, from_json
@@ -93,3 +94,50 @@ def test_a_serialized_image_that_misses_outputs_fails(tmp_path) -> None:  # type
     res = run_csim(write_design(bad, tmp_path / "bad"), timeout_s=120)
     assert res.status != "pass"
     assert "outputs in the image" in res.stdout
+
+
+def _short_cnn(tmp_path):  # type: ignore[no-untyped-def]
+    """cnn.c with int16 feature maps and weights (int outputs), in ``tmp_path``."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "kernels" / "cnn.c").read_text()
+    text = text.replace("float fi[", "short fi[").replace("float wt[", "short wt[").replace("float fo[", "int fo[")
+    path = tmp_path / "cnn16.c"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(("design", "sizes", "tiling", "int16", "want"), [
+    # conv5-1's shape at reduced size: words of 16 floats along i (the SIMD loop), padded o and q
+    ("oh-ohw.ipq", {"O": "40", "I": "48", "H": "6", "W": "5", "P": "3", "Q": "3"},
+     {"T_o1": 12, "T_h1": 6, "T_w1": 5, "T_i1": 16, "T_p1": 3, "T_q1": 2, "T_o2": 4, "T_h2": 3, "T_w2": 1,
+      "T_i2": 4}, False, {"fi": (0, 16), "wt": (1, 16)}),
+    # T_i1 odd (padded i): wt packs along o, fi along its widest power-of-two dimension (w+q)
+    ("oh-ohw.ipq", {"O": "16", "I": "7", "H": "6", "W": "7", "P": "3", "Q": "3"},
+     {"T_o1": 8, "T_h1": 6, "T_w1": 6, "T_i1": 3, "T_p1": 3, "T_q1": 3, "T_o2": 4, "T_h2": 3, "T_w2": 1,
+      "T_i2": 1}, False, {"fi": (2, 8), "wt": (0, 4)}),
+    # int16: 32 lanes along i, partial sums through DRAM
+    ("oh-oipq.hw", {"O": "12", "I": "64", "H": "4", "W": "5", "P": "3", "Q": "3"},
+     {"T_o1": 6, "T_h1": 4, "T_w1": 5, "T_i1": 32, "T_p1": 3, "T_q1": 3, "T_o2": 3, "T_h2": 2, "T_w2": 1,
+      "T_i2": 8}, True, {"fi": (0, 32), "wt": (1, 32)}),
+], ids=["cnn-along-i", "cnn-fallback", "cnn-int16"])
+def test_inputs_pack_along_the_rules_dimension(tmp_path, design, sizes, tiling, int16, want) -> None:  # type: ignore[no-untyped-def]
+    """Each input's words run along the pack dimension (``(dimension, lanes)`` per operand, by
+    the rule of :func:`odyssey.codegen.geometry.pack_factors`), the block is split into that
+    many banks along it, and the design matches the loop nest in C simulation."""
+    from odyssey.frontend import load_scop
+    from odyssey.mapping.space import analyse
+
+    ks = analyse(load_scop(_short_cnn(tmp_path), sizes)) if int16 else space_of("cnn.c", **sizes)
+    gen = generate(ks, ks.design(design), tiling)
+    ops = {op["name"]: op for op in gen.descriptor["operands"]}
+    mem = {m["operand"]: m for m in gen.descriptor["memory"] if m["role"] == "input_block"}
+    for name, (dim, lanes) in want.items():
+        assert (ops[name]["pack_dim"], ops[name]["lanes"]) == (dim, lanes)
+        banks = {p["dim"]: p["factor"] for p in mem[name]["partition"]}
+        assert banks[dim + 1] >= lanes  # a word's lanes land in distinct banks
+    out = write_design(gen, tmp_path / "d")
+    res = run_csim(out, timeout_s=180)
+    assert res.status == "pass", res.message + res.stdout[-1000:] + res.stderr[-1000:]
+    check = check_design(out, clock_mhz=300.0)  # banks, IIs, channels from the printed code
+    assert check.ok, [p.what for p in check.problems]

@@ -7,10 +7,11 @@ overhead 20 cycles per run). Notation: ``ti = ceil(I/T_i1)`` (likewise tj, tk),
 ``acc`` accumulator elements per PE.
 
 Dataflow ``[i,j]``: A[i][k] is fed along i (one L2 module per PE row, box ``T_i2 x T_k1``,
-``lanes_A`` = largest power of two <= 16 dividing T_k1) and flows along j; B[k][j] is fed
-along j (box ``T_k1 x T_j2``, rows outermost so a row across the Pj modules is one burst,
-``lanes_B`` = largest power of two <= 16 dividing T_j2) and flows along i; C is drained from
-every PE through L1 chains (along j) and an L2 chain (along i), one element per cycle.
+words along k, the SIMD loop's dimension: ``lanes_A`` = largest power of two <= 16 dividing
+T_k1) and flows along j; B[k][j] is fed along j (box ``T_k1 x T_j2``) and flows along i; its
+serialized words run along k too (``lanes_B`` = largest power of two <= 16 dividing T_k1)
+unless T_k1 is odd, then along j (dividing T_j2); C is drained from every PE through L1
+chains (along j) and an L2 chain (along i), in words of the accumulator block.
 
 * PE: ``n = (T_k1/S)*T_i2*T_j2``, ``II = max(1, ceil(8/(T_i2*T_j2)))`` when ``T_k1/S > 1``
   else 1, ``tile = (n-1)*II + depth``; per visit of the C tile the PE's pipeline runs over the
@@ -86,12 +87,13 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     pe = visits_c * pipe(inner * n, ii, depth)
     lc = pow2_div(acc)  # the drain path's words: lanes of the flattened accumulator block
     pe_drain = visits_c * pipe(acc // lc, 1, 10)
-    la, lb = pow2_div(t["T_k1"]), pow2_div(t["T_j2"])
+    la = pow2_div(t["T_k1"])
+    lb = la if la > 1 else pow2_div(t["T_j2"])  # along k (the SIMD loop) when it packs, else j
     visits_a = (ti * tk if order == "ij-ik.j" else tiles) // passes
     visits_b = (tj * tk if order == "ij-jk.i" else tiles) // passes
     na = visits_a * pi * t["T_i2"] * (t["T_k1"] // la)
     l3a = pipe(na, bursts=visits_a)  # serialized: one burst per visit
-    nb = visits_b * t["T_k1"] * pj * (t["T_j2"] // lb)
+    nb = visits_b * pj * (t["T_k1"] * t["T_j2"] // lb)
     l3b = pipe(nb, bursts=visits_b)
     words = pi * pj * acc // lc
     write = pipe(words, bursts=1)
@@ -167,17 +169,18 @@ def test_mm_1d_dsp_bram_latency() -> None:
     BRAM: A block T_i2 x T_k1 = 2048 elements, banks max(lanes 16, S 4) = 16, depth 128,
     128*32 bits > 1024 -> 1 block per bank: 4 modules x 2 buffers x 16 = 128;
     B block (one module, B flows along i) T_k1 x T_j1 = 256 x 64: the feeder reads S = 4 lanes
-    along k (dim 1) and the writer 16 packed elements along j (dim 2), so 4 x 16 = 64 banks of
-    ceil(256/4) * ceil(64/16) = 256 elements (8192 bits) -> 1 block each: 1 x 2 x 64 = 128;
+    along k (dim 1) and the writer 16 packed elements along k too (the serialized words run
+    along the SIMD loop's dimension), so max(16, 4) = 16 banks along k of
+    ceil(256/16) * 64 = 1024 elements -> ceil(1024/512) = 2 blocks each: 1 x 2 x 16 x 2 = 64;
     acc 512 elements in 8 banks (the drain reads 16 per word, two per bank) of 64 elements,
     2048 bits -> 1 block each, double-buffered (compute / drain): 16 per PE, 64; the PE's
-    running sums, the same 512 elements in one plain array: 1 per PE, 4. Total 324."""
+    running sums, the same 512 elements in one plain array: 1 per PE, 4. Total 260."""
     ks = analyse(load_scop("kernels/mm.c", {"I": "256", "J": "256", "K": "256"}))
     m = build_model(ks, ks.design("i-ij.k"), platform=PLAT)
     r = m.evaluate_one({"T_i1": 32, "T_j1": 64, "T_k1": 256, "T_i2": 8, "T_j2": 4, "T_k2": 4})
     assert r["dsp"] == 80
-    assert r["bram18k"] == 324
-    assert r["bram:A_block"] == 128 and r["bram:B_block"] == 128 and r["bram:acc"] == 64
+    assert r["bram18k"] == 260
+    assert r["bram:A_block"] == 128 and r["bram:B_block"] == 64 and r["bram:acc"] == 64
     assert r["bram:acc_running"] == 4
     assert r["module:PE"] == 32 * 32797
     assert r["module:PE_drain"] == 32 * 41
@@ -253,3 +256,107 @@ def _model_cache(n: int, ks):  # type: ignore[no-untyped-def]
     if n not in _MODELS:
         _MODELS[n] = build_model(ks, ks.design("ij-ij.k"), platform=PLAT)
     return _MODELS[n]
+
+
+def pack_rule(box: list[int], simd_dim: int | None, cap: int = 16) -> tuple[int, int]:
+    """``(pack dimension, lanes)`` of a serialized input by hand: along the SIMD loop's
+    dimension when its extent has a power-of-two factor above 1, else along the dimension with
+    the largest one (``<= cap``), the innermost of those that tie."""
+    if simd_dim is not None and pow2_div(box[simd_dim], cap) > 1:
+        return simd_dim, pow2_div(box[simd_dim], cap)
+    best, lanes = len(box) - 1, 1
+    for d, e in enumerate(box):
+        if d != simd_dim and pow2_div(e, cap) >= lanes and pow2_div(e, cap) > 1:
+            best, lanes = d, pow2_div(e, cap)
+    return best, lanes
+
+
+CNN_TILINGS = [
+    # conv5-1's channels reduced: words of 16 floats along i, the SIMD loop (both inputs)
+    ({"O": 64, "I": 48, "H": 14, "W": 14, "P": 3, "Q": 3},
+     {"T_o1": 16, "T_h1": 14, "T_w1": 14, "T_i1": 16, "T_p1": 3, "T_q1": 3,
+      "T_o2": 4, "T_h2": 7, "T_w2": 1, "T_i2": 4}),
+    # non-divisor tiles, T_i1 = 24: 8 lanes along i
+    ({"O": 40, "I": 56, "H": 9, "W": 11, "P": 3, "Q": 3},
+     {"T_o1": 12, "T_h1": 6, "T_w1": 5, "T_i1": 24, "T_p1": 3, "T_q1": 2,
+      "T_o2": 4, "T_h2": 3, "T_w2": 1, "T_i2": 2}),
+    # T_i1 odd: no lanes along i; wt packs along o (T_o2 = 4), fi along w+q (T_w1+T_q1-1 = 8)
+    ({"O": 64, "I": 48, "H": 14, "W": 14, "P": 3, "Q": 3},
+     {"T_o1": 16, "T_h1": 14, "T_w1": 7, "T_i1": 3, "T_p1": 3, "T_q1": 2,
+      "T_o2": 4, "T_h2": 7, "T_w2": 1, "T_i2": 1}),
+]
+
+
+@pytest.mark.parametrize(("sizes", "t"), CNN_TILINGS, ids=["along-i", "along-i-padded", "fallback"])
+def test_cnn_readers_move_words_of_the_pack_rule(sizes: dict[str, int], t: dict[str, int]) -> None:
+    """CNN ``oh-ohw.ipq`` (fi flows along o, wt along h; every tile a visit of both): the L3
+    readers move ``visits * modules * box / lanes`` words in one burst per visit, with the box
+    ``wt: T_o2 x T_i1 x T_p1 x T_q1`` (T_o1/T_o2 modules) and ``fi: T_i1 x (T_h2+T_p1-1) x
+    (T_w1+T_q1-1)`` (T_h1/T_h2 modules) and the lanes of :func:`pack_rule`."""
+    ks = analyse(load_scop("kernels/cnn.c", {k: str(v) for k, v in sizes.items()}))
+    got = build_model(ks, ks.design("oh-ohw.ipq"), platform=PLAT).evaluate_one(t)
+    visits = 1
+    for n in "ohwipq":
+        visits *= ceil(sizes[n.upper()] / t[f"T_{n}1"])
+    wt_box = [t["T_o2"], t["T_i1"], t["T_p1"], t["T_q1"]]
+    fi_box = [t["T_i1"], t["T_h2"] + t["T_p1"] - 1, t["T_w1"] + t["T_q1"] - 1]
+    _, l_wt = pack_rule(wt_box, 1)
+    _, l_fi = pack_rule(fi_box, 0)
+    n_wt = visits * (t["T_o1"] // t["T_o2"]) * int(np.prod(wt_box)) // l_wt
+    n_fi = visits * (t["T_h1"] // t["T_h2"]) * int(np.prod(fi_box)) // l_fi
+    assert got["module:wt_IO_L3_in"] == pytest.approx(pipe(n_wt, bursts=visits))
+    assert got["module:fi_IO_L3_in"] == pytest.approx(pipe(n_fi, bursts=visits))
+    # the chain's head moves every module's words of a visit, one per cycle, in one pipelined
+    # nest per visit (inside the tile loops)
+    assert got["module:wt_IO_L2_in_inter"] == pytest.approx(visits * pipe(n_wt // visits))
+    assert got["module:fi_IO_L2_in_inter"] == pytest.approx(visits * pipe(n_fi // visits))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 48), st.integers(1, 3), st.integers(1, 3), st.integers(1, 14),
+       st.integers(1, 14), st.sampled_from(["float", "short"]))
+def test_pack_rule_is_the_same_at_every_tiling(t_o2: int, t_i1: int, t_p1: int, t_q1: int, t_h2: int,
+                                               t_w1: int, elem: str) -> None:
+    """The descriptor is generated at one tiling; its per-dimension pack factors, evaluated at
+    any other, give the rule's pack dimension and lanes there (fp32: at most 16 lanes, int16:
+    32)."""
+    from odyssey.expr import evaluate, from_json
+
+    desc = _cnn_descriptor(elem)
+    t = {"T_o1": t_o2, "T_h1": t_h2, "T_w1": t_w1, "T_i1": t_i1, "T_p1": t_p1, "T_q1": t_q1,
+         "T_o2": t_o2, "T_h2": t_h2, "T_w2": 1, "T_i2": 1}
+    boxes = {"wt": ([t_o2, t_i1, t_p1, t_q1], 1), "fi": ([t_i1, t_h2 + t_p1 - 1, t_w1 + t_q1 - 1], 0)}
+    cap = 16 if elem == "float" else 32
+    for op in desc["operands"]:
+        if op["role"] != "input":
+            continue
+        box, simd_dim = boxes[op["name"]]
+        dim, lanes = pack_rule(box, simd_dim, cap)
+        factors = [int(evaluate(from_json(f), t)) for f in op["pack_sym"]]
+        assert int(evaluate(from_json(op["lanes_sym"]), t)) == lanes
+        assert factors == [lanes if d == dim else 1 for d in range(len(box))]
+
+
+_CNN_DESC: dict[str, object] = {}
+
+
+def _cnn_descriptor(elem: str):  # type: ignore[no-untyped-def]
+    """The descriptor of CNN ``oh-ohw.ipq`` (O=I=48, 14x14, 3x3) with ``elem`` inputs."""
+    if elem not in _CNN_DESC:
+        import tempfile
+        from pathlib import Path
+
+        from odyssey.codegen.generate import generate_descriptor
+        from odyssey.model.from_design import representative_tiling
+
+        text = Path("kernels/cnn.c").read_text()
+        if elem != "float":
+            text = text.replace("float fi[", f"{elem} fi[").replace("float wt[", f"{elem} wt[").replace(
+                "float fo[", "int fo[")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "cnn.c"
+            path.write_text(text)
+            ks = analyse(load_scop(path, {"O": "48", "I": "48", "H": "14", "W": "14"}))
+            d = ks.design("oh-ohw.ipq")
+            _CNN_DESC[elem] = generate_descriptor(ks, d, representative_tiling(d))
+    return _CNN_DESC[elem]
