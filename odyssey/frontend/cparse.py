@@ -33,6 +33,8 @@ from odyssey.polyhedral.scop import (
     Read,
     Reference,
     RExpr,
+    Scalar,
+    ScalarRef,
     Scop,
     SourceLoc,
     Statement,
@@ -71,7 +73,7 @@ def parse_kernel(
     for ext in ast.ext:
         if isinstance(ext, c_ast.FuncDef):
             params = ext.decl.type.args.params if ext.decl.type.args else []
-            arrays = _array_decls(params, sizes, globals_)
+            arrays = _array_decls(params, sizes, globals_, scalars=True)
             scops.extend(_scops_in(ext.body, path, sizes, arrays, ext.decl.name))
     if not scops:
         raise NoScopError(
@@ -86,8 +88,9 @@ def parse_kernel(
 
 @dataclass(frozen=True, slots=True)
 class _Decl:
-    array: Array | None  # None for a pointer
+    array: Array | None  # None for a pointer (or a scalar)
     loc: SourceLoc
+    scalar: Scalar | None = None  # a scalar parameter of the function (`float alpha`)
 
 
 def _loc(node: c_ast.Node) -> SourceLoc:
@@ -98,8 +101,10 @@ def _loc(node: c_ast.Node) -> SourceLoc:
 
 
 def _array_decls(
-    nodes: Sequence[c_ast.Node], sizes: Mapping[str, int], outer: Mapping[str, _Decl]
+    nodes: Sequence[c_ast.Node], sizes: Mapping[str, int], outer: Mapping[str, _Decl], *,
+    scalars: bool = False,
 ) -> dict[str, _Decl]:
+    """Arrays (and, with ``scalars``, the scalar parameters) declared by ``nodes``."""
     out = dict(outer)
     for node in nodes:
         if not isinstance(node, c_ast.Decl) or node.name is None:
@@ -112,12 +117,14 @@ def _array_decls(
         if isinstance(t, c_ast.PtrDecl):
             out[node.name] = _Decl(None, _loc(node))
             continue
-        if not dims or not isinstance(t, c_ast.TypeDecl) or not isinstance(
-            t.type, c_ast.IdentifierType
-        ):
+        if not isinstance(t, c_ast.TypeDecl) or not isinstance(t.type, c_ast.IdentifierType):
             continue
         elem = _TYPE_ALIASES.get(" ".join(t.type.names))
         loc = _loc(node)
+        if not dims:
+            if scalars and elem is not None:
+                out[node.name] = _Decl(None, loc, Scalar(node.name, elem))
+            continue
         if elem is None:
             raise UnsupportedConstructError(
                 f"{loc}: array `{node.name}` has element type `{' '.join(t.type.names)}`; "
@@ -168,6 +175,7 @@ class _Builder:
         self.arrays = arrays
         self.statements: list[Statement] = []
         self.used_arrays: dict[str, Array] = {}
+        self.used_scalars: dict[str, Scalar] = {}
 
     def walk(
         self, node: c_ast.Node, loops: tuple[Loop, ...],
@@ -263,22 +271,45 @@ class _Builder:
         loc = _loc(node)
         if node.op not in ("=", "+=", "-=", "*="):
             raise UnsupportedConstructError(
-                f"{loc}: assignment operator `{node.op}` is not supported; use =, +=, -= or *="
+                f"{loc}: assignment operator `{node.op}` is not supported; use =, +=, -= or *= "
+                "(or their spellings `X = X + e`, `X = e + X`, `X = X - e`, `X = X * e`)"
             )
         name = f"S{len(self.statements)}"
         iters = tuple(lp.name for lp in loops)
         refs: list[Reference] = []
+        if isinstance(node.lvalue, c_ast.ID):
+            raise UnsupportedConstructError(
+                f"{loc}: `{_source_text(node)}` writes the scalar `{node.lvalue.name}`; a scop may write "
+                "array elements only: a scalar temporary carries values from one statement instance "
+                "to the next, which no uniform dependence describes (expand it into an array indexed "
+                "by the enclosing loops, or make it a separate computation)"
+            )
         if not isinstance(node.lvalue, c_ast.ArrayRef):
             raise UnsupportedConstructError(
                 f"{loc}: the left-hand side must be an array element such as `C[i][j]`, "
                 f"not {_describe(node.lvalue)}"
             )
         target = self._reference(node.lvalue, iters, "write", name, refs)
-        rhs = self._rexpr(node.rvalue, iters, name, refs)
+        op, rhs_nodes = _reduction_form(node)
+        rhs = self._combine(rhs_nodes, op, iters, name, refs)
         text = _source_text(node)
         self.statements.append(
-            Statement(name, loops, guards, node.op, target, rhs, tuple(refs), position, loc, text)
+            Statement(name, loops, guards, op, target, rhs, tuple(refs), position, loc, text)  # type: ignore[arg-type]
         )
+
+    def _combine(
+        self, terms: list[tuple[str, c_ast.Node]], op: str, iters: tuple[str, ...], stmt: str,
+        refs: list[Reference],
+    ) -> RExpr:
+        """The right-hand side rebuilt from ``(sign, node)`` terms (a sum for ``=``, ``+=``
+        and ``-=``, a product for ``*=``), left to right so references keep their order."""
+        out: RExpr | None = None
+        for sign, t in terms:
+            e = self._rexpr(t, iters, stmt, refs)
+            first = Neg(e) if sign == "-" else e
+            out = first if out is None else BinOp(sign, out, e)  # type: ignore[arg-type]
+        assert out is not None
+        return out
 
     def _reference(
         self, node: c_ast.ArrayRef, iters: tuple[str, ...], kind: str, stmt: str,
@@ -303,6 +334,10 @@ class _Builder:
             raise UnknownArrayError(
                 f"{loc}: array `{base.name}` is not declared; declare it with its shape and "
                 f"element type (e.g. `float {base.name}[N][M];`) as a parameter, local or global"
+            )
+        if decl.scalar is not None:
+            raise UnsupportedConstructError(
+                f"{loc}: `{base.name}` is a scalar parameter (declared at {decl.loc}) used as an array"
             )
         if decl.array is None:
             raise UnsupportedConstructError(
@@ -338,7 +373,20 @@ class _Builder:
                     f"{loc}: loop iterator `{node.name}` used as a value; a systolic array "
                     "computes on array data only"
                 )
-            raise UnknownArrayError(f"{loc}: `{node.name}` is not declared as an array or size")
+            decl = self.arrays.get(node.name)
+            if decl is not None and decl.scalar is not None:
+                self.used_scalars[node.name] = decl.scalar
+                return ScalarRef(node.name)
+            if decl is not None and decl.array is not None:
+                raise UnsupportedConstructError(
+                    f"{loc}: array `{node.name}` used without subscripts; write an element such as "
+                    f"`{node.name}[i]`"
+                )
+            raise UnknownArrayError(
+                f"{loc}: `{node.name}` is neither an array, a size parameter (`#define NAME <integer>`) "
+                "nor a scalar parameter of the kernel function (e.g. `float alpha`); scalars "
+                "declared inside the function are not supported: pass them as parameters"
+            )
         if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*"):
             return BinOp(node.op, self._rexpr(node.left, iters, stmt, refs),
                          self._rexpr(node.right, iters, stmt, refs))
@@ -352,6 +400,90 @@ class _Builder:
         )
 
 
+_MAXMIN = ("max", "min", "fmax", "fmin", "fmaxf", "fminf", "fmaxl", "fminl")
+
+
+def _reduction_form(node: c_ast.Assignment) -> tuple[str, list[tuple[str, c_ast.Node]]]:
+    """The statement's operator and right-hand side as signed terms, every spelling of a
+    reduction normalised to its compound form: ``X = X + e`` and ``X = e + X`` are ``X += e``,
+    ``X = X - e`` (every other term subtracted) is ``X -= e``, ``X = X * e`` and
+    ``X = e * X`` are ``X *= e``. Other assignments keep their operator; a max/min
+    reduction and ``X = e - X`` are rejected with the reason."""
+    loc = _loc(node)
+    target = _source_text(node.lvalue)
+    if node.op != "=":
+        return node.op, [("+", node.rvalue)]
+    rv = node.rvalue
+    if _is_maxmin(rv, target):
+        raise UnsupportedConstructError(
+            f"{loc}: `{_source_text(node)}` is a max/min reduction; odyssey's PEs accumulate with "
+            "+, - or * only (a max/min accumulator needs a comparator in place of the adder and its "
+            "identity -inf/+inf, which the generator does not build); supported reductions are "
+            "`X += e`, `X -= e`, `X *= e` and their spellings `X = X + e`, `X = X - e`, `X = X * e`"
+        )
+    terms = _terms(rv, "+", ("+", "-"))
+    hits = [k for k, (_, t) in enumerate(terms) if _source_text(t) == target]
+    if len(terms) > 1 and hits:
+        if len(hits) > 1 or terms[hits[0]][0] == "-":
+            raise UnsupportedConstructError(
+                f"{loc}: `{_source_text(node)}` is not a reduction: `{target}` appears "
+                + ("more than once" if len(hits) > 1 else "subtracted (its sign flips at every step)")
+                + "; write the update as `X += e` or `X -= e` (or `X = X + e`, `X = X - e`)"
+            )
+        rest = [t for k, t in enumerate(terms) if k != hits[0]]
+        _no_target(rest, target, node)
+        if all(sign == "-" for sign, _ in rest):
+            return "-=", [("+", t) for _, t in rest]
+        return "+=", rest  # `X = X - a + b` is `X += -a + b`
+    factors = _terms(rv, "*", ("*",))
+    hits = [k for k, (_, t) in enumerate(factors) if _source_text(t) == target]
+    if len(factors) > 1 and hits:
+        if len(hits) > 1:
+            raise UnsupportedConstructError(
+                f"{loc}: `{_source_text(node)}` multiplies `{target}` by itself; it is not a reduction"
+            )
+        rest = [("*", t) for k, (_, t) in enumerate(factors) if k != hits[0]]
+        _no_target(rest, target, node)
+        return "*=", rest
+    return "=", [("+", rv)]
+
+
+def _terms(n: c_ast.Node, sign: str, ops: tuple[str, ...]) -> list[tuple[str, c_ast.Node]]:
+    """``n`` flattened over the left-associative operators ``ops`` into signed terms."""
+    if isinstance(n, c_ast.BinaryOp) and n.op in ops:
+        right_sign = sign if n.op != "-" else ("-" if sign == "+" else "+")
+        return _terms(n.left, sign, ops) + _terms(n.right, right_sign, ops)
+    return [(sign, n)]
+
+
+def _no_target(rest: list[tuple[str, c_ast.Node]], target: str, node: c_ast.Assignment) -> None:
+    class _Refs(c_ast.NodeVisitor):
+        def __init__(self) -> None:
+            self.found = False
+
+        def visit_ArrayRef(self, n: c_ast.ArrayRef) -> None:
+            self.found = self.found or _source_text(n) == target
+            self.generic_visit(n)
+
+    for _, t in rest:
+        v = _Refs()
+        v.visit(t)
+        if v.found:
+            raise UnsupportedConstructError(
+                f"{_loc(node)}: `{_source_text(node)}` reads `{target}` again inside the increment; "
+                "a reduction reads its target once (`X = X + e` with `e` free of `X`)"
+            )
+
+
+def _is_maxmin(n: c_ast.Node, target: str) -> bool:
+    if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in _MAXMIN:
+        args = n.args.exprs if n.args is not None else []
+        return any(_source_text(a) == target for a in args)
+    if isinstance(n, c_ast.TernaryOp) and isinstance(n.cond, c_ast.BinaryOp) and n.cond.op in ("<", "<=", ">", ">="):
+        return target in (_source_text(n.iftrue), _source_text(n.iffalse))
+    return False
+
+
 def _build_scop(
     region: list[c_ast.Node], loc: SourceLoc, path: Path, sizes: Mapping[str, int],
     arrays: Mapping[str, _Decl], function: str,
@@ -363,7 +495,8 @@ def _build_scop(
         raise NoScopError(f"{loc}: the scop region contains no statement; put the loop nest inside it")
     used = [a for a in b.used_arrays.values()]
     params = tuple((n, v) for n, v in sizes.items())
-    return Scop(str(path), loc, params, tuple(used), tuple(b.statements), function)
+    scalars = tuple(d.scalar for d in arrays.values() if d.scalar is not None and d.scalar.name in b.used_scalars)
+    return Scop(str(path), loc, params, tuple(used), tuple(b.statements), function, scalars)
 
 
 # --- expressions -------------------------------------------------------------------

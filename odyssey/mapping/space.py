@@ -7,9 +7,11 @@ its tuning parameters.
 
 Rules (each stated where it is applied):
 
-* one computational statement per scop, plus optional *initialisers*
-  (``C[i][j] = 0`` writing the statement's target with a constant in a prefix
-  of its loops); ``+=``, ``-=`` and ``*=`` are associative reductions;
+* one computational statement per scop, plus optional *initialisers* (``C[i][j] = 0``,
+  ``C[i][j] *= beta`` before the reduction) and *scalings* of the result after it, each
+  writing exactly the elements the computation writes (checked on the isl access relations
+  and schedule); ``+=``, ``-=`` and ``*=`` (in any spelling, ``C = C + e`` included: the
+  front end normalises them) are associative reductions;
 * every array written is accessed with one linear access function, so all its
   dependences are uniform;
 * a band loop may be a space loop when every uniform flow and read reuse
@@ -29,8 +31,8 @@ import islpy as isl
 
 from odyssey.errors import DesignNotFoundError, IllegalMappingError
 from odyssey.polyhedral.affine import Affine
-from odyssey.polyhedral.dependences import Reuse, reuse_vectors
-from odyssey.polyhedral.scop import Num, Scop, Statement
+from odyssey.polyhedral.dependences import Reuse, reuse_vectors, same_elements, write_order
+from odyssey.polyhedral.scop import Scop, Statement
 
 Level = Literal["array_part", "latency", "simd"]
 
@@ -131,12 +133,13 @@ class KernelSpace:
 
     scop: Scop
     statement: str
-    initializers: tuple[str, ...]
+    initializers: tuple[str, ...]  # constants and scalings of the output before the reduction
     band: tuple[BandLoop, ...]
     reuse: tuple[Reuse, ...]
     legality: tuple[LoopLegality, ...]
     orderings: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
     designs: tuple[Design, ...]
+    finalizers: tuple[str, ...] = ()  # scalings of the result after the reduction
 
     def design(self, key: str) -> Design:
         for d in self.designs:
@@ -155,7 +158,7 @@ def param_name(loop: str, level: int) -> str:
 
 def analyse(scop: Scop, *, max_dim: int = 2) -> KernelSpace:
     """Check systolic legality and enumerate the design space of ``scop``."""
-    main, inits = _main_statement(scop)
+    main, inits, finals = _main_statement(scop)
     _check_uniform(scop, main)
     band = _band(scop, main)
     names = tuple(b.name for b in band)
@@ -201,34 +204,87 @@ def analyse(scop: Scop, *, max_dim: int = 2) -> KernelSpace:
                 params=params,
             ))
     return KernelSpace(scop, main.name, tuple(s.name for s in inits), band, reuse, legality,
-                       tuple(orderings), tuple(designs))
+                       tuple(orderings), tuple(designs), tuple(s.name for s in finals))
 
 
 # --- pieces --------------------------------------------------------------------------
 
 
-def _main_statement(scop: Scop) -> tuple[Statement, list[Statement]]:
-    main = max(scop.statements, key=lambda s: (len(s.loops), s.op != "="))
+def _main_statement(scop: Scop) -> tuple[Statement, list[Statement], list[Statement]]:
+    """The computation of the scop, its initialisers (prologue) and its scalings after the
+    reduction (epilogue).
+
+    The computation is the deepest statement reading an array (a reduction before an
+    assignment). Every other statement must write the computation's target, element for
+    element the ones the computation writes, each once, and read no other array: a constant
+    (``C[i][j] = 0``) or a scaling of the old value (``C[i][j] *= beta``,
+    ``C[i][j] = beta * C[i][j]``), all before the reduction on that element (an initialiser)
+    or all after it (a scaling of the result)."""
+    def reads_data(s: Statement) -> bool:
+        return any(r.array != s.write.array for r in s.reads) or (s.op == "=" and bool(s.reads))
+
+    cands = [s for s in scop.statements if reads_data(s)] or list(scop.statements)
+    main = max(cands, key=lambda s: (len(s.loops), s.op != "="))
     inits: list[Statement] = []
+    finals: list[Statement] = []
     for s in scop.statements:
         if s is main:
             continue
-        w, mw = s.write, main.write
-        prefix = main.loops[: len(s.loops)]
-        is_init = (
-            s.op == "=" and isinstance(s.rhs, Num) and w.array == mw.array
-            and w.subscripts == mw.subscripts and s.loops == prefix and not s.guards
-            and main.op != "=" and s.position < main.position
-        )
-        if not is_init:
+        why = _not_auxiliary(scop, s, main)
+        if isinstance(why, str):
             raise IllegalMappingError(
-                f"{s.loc}: statement `{s.text}` is a second computation; odyssey maps one "
-                f"statement per scop (here `{main.text}` at {main.loc}) plus initialisers that "
-                "set its target to a constant before the reduction; split the kernel into one "
-                "scop per computation"
+                f"{s.loc}: statement `{s.text}` cannot be mapped with `{main.text}` (the computation, "
+                f"at {main.loc}): {why}. odyssey maps one computation per scop, plus statements "
+                f"that initialise its target `{main.write.array}` to a constant or scale it by a "
+                "scalar, before or after the reduction; split the kernel into one scop (one file) "
+                "per computation"
             )
-        inits.append(s)
-    return main, inits
+        (inits if why else finals).append(s)
+    return main, inits, finals
+
+
+def _not_auxiliary(scop: Scop, s: Statement, main: Statement) -> str | bool:
+    """The reason ``s`` is not an initialiser or scaling of ``main``'s target, or whether it
+    runs before the reduction (True) or after it (False)."""
+    w, mw = s.write, main.write
+    if w.array != mw.array:
+        others = sorted({r.array for r in s.reads if r.array != w.array})
+        if any(r.array == w.array for r in main.reads) or w.array in {r.array for r in main.reads}:
+            return (f"it writes `{w.array}`, which the computation reads: the two are dependent "
+                    "computations (run them as two kernels, one after the other)")
+        if any(r.array == mw.array for r in s.reads):
+            return (f"it reads `{mw.array}`, the computation's result: the two are dependent "
+                    "computations (run them as two kernels, one after the other)")
+        return (f"it writes a second array `{w.array}`"
+                + (f" from {', '.join(f'`{a}`' for a in others)}" if others else "")
+                + f", while the computation writes `{mw.array}`: two computations in one nest")
+    if main.op == "=":
+        return (f"the computation `{main.text}` assigns `{mw.array}` (it is not a reduction), so "
+                "there is nothing to initialise or scale")
+    if any(r.array != w.array for r in s.reads):
+        return (f"it reads {', '.join(sorted({f'`{r.array}`' for r in s.reads if r.array != w.array}))}; "
+                "an initialiser or a scaling may read only constants, sizes, scalar parameters "
+                "and the element it writes")
+    if any(r.subscripts != w.subscripts for r in s.reads):
+        return "it reads another element of the array it writes; a scaling reads the element it writes"
+    const = s.op == "=" and not s.reads
+    scale = s.op == "*=" and not s.reads
+    if not (const or scale):
+        return (f"it updates `{w.array}` with `{s.op}`; an initialiser sets a constant (`X = 0`), a "
+                "scaling multiplies by a scalar (`X *= beta`, `X = beta * X`)")
+    equal, once = same_elements(scop, s, main)
+    if not equal:
+        return (f"it writes other elements of `{w.array}` than the computation does (its domain "
+                "and the computation's must cover the same elements)")
+    if not once:
+        return f"it writes some elements of `{w.array}` more than once"
+    order = write_order(scop, s, main)
+    if order == "mixed":
+        return ("it runs between updates of the same element (neither before the first nor after "
+                "the last)")
+    if order == "after" and const:
+        return "it overwrites the computation's result with a constant"
+    return order == "before"
 
 
 def _refs_in_order(main: Statement) -> list:

@@ -136,3 +136,34 @@ def _describe(kind: DepKind, m: isl.Map, owner: dict[str, Statement]) -> Depende
             pt.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(common)
         )
     return Dependence(kind, src_ref, snk_ref, str(plain), distance, str(deltas))
+
+
+def _padded_schedule(scop: Scop, stmt: Statement, dims: int) -> isl.Map:
+    m = scop.schedule(stmt)
+    n = m.dim(isl.dim_type.out)
+    m = m.add_dims(isl.dim_type.out, dims - n)
+    for k in range(n, dims):
+        m = m.fix_val(isl.dim_type.out, k, isl.Val.int_from_si(m.get_ctx(), 0))
+    return m
+
+
+def write_order(scop: Scop, a: Statement, b: Statement) -> Literal["before", "after", "mixed"]:
+    """Whether every instance of ``a`` runs before (``before``) or after (``after``) every
+    instance of ``b`` that writes the same element of their (common) target array, in the
+    original schedule; ``mixed`` otherwise."""
+    same = scop.access(a, a.write).apply_range(scop.access(b, b.write).reverse())
+    dims = 2 * max(len(a.loops), len(b.loops)) + 1
+    sa, sb = _padded_schedule(scop, a, dims), _padded_schedule(scop, b, dims)
+    if same.is_subset(sa.lex_lt_map(sb)):
+        return "before"
+    if same.is_subset(sa.lex_gt_map(sb)):
+        return "after"
+    return "mixed"
+
+
+def same_elements(scop: Scop, a: Statement, b: Statement) -> tuple[bool, bool]:
+    """``(equal, once)``: ``a`` writes exactly the elements ``b`` writes, and each of them
+    once (its write access is injective)."""
+    acc_a = scop.access(a, a.write)
+    acc_b = scop.access(b, b.write)
+    return acc_a.range().is_equal(acc_b.range()), acc_a.is_injective()

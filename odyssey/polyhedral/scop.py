@@ -81,6 +81,14 @@ class ParamRef:
 
 
 @dataclass(frozen=True, slots=True)
+class ScalarRef:
+    """A scalar argument of the kernel function (``float alpha``): one value for the whole
+    run, broadcast to the PEs."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class BinOp:
     op: Literal["+", "-", "*"]
     lhs: RExpr
@@ -92,7 +100,7 @@ class Neg:
     arg: RExpr
 
 
-RExpr = Read | Num | ParamRef | BinOp | Neg
+RExpr = Read | Num | ParamRef | ScalarRef | BinOp | Neg
 
 
 def rexpr_reads(e: RExpr) -> list[str]:
@@ -114,6 +122,29 @@ def rexpr_ops(e: RExpr) -> list[str]:
     if isinstance(e, Neg):
         return rexpr_ops(e.arg) + ["neg"]
     return []
+
+
+def rexpr_scalars(e: RExpr) -> list[str]:
+    """Scalar arguments read by ``e``, left to right."""
+    if isinstance(e, ScalarRef):
+        return [e.name]
+    if isinstance(e, BinOp):
+        return rexpr_scalars(e.lhs) + rexpr_scalars(e.rhs)
+    if isinstance(e, Neg):
+        return rexpr_scalars(e.arg)
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """A scalar parameter of the kernel function and its element type."""
+
+    name: str
+    elem: str
+
+    @property
+    def is_float(self) -> bool:
+        return self.elem in ("float", "double")
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +199,7 @@ class Scop:
     arrays: tuple[Array, ...]
     statements: tuple[Statement, ...]
     function: str = ""
+    scalars: tuple[Scalar, ...] = ()  # scalar arguments the statements read
     _cache: dict[str, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
@@ -180,6 +212,12 @@ class Scop:
 
     def array(self, name: str) -> Array:
         for a in self.arrays:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def scalar(self, name: str) -> Scalar:
+        for a in self.scalars:
             if a.name == name:
                 return a
         raise KeyError(name)
