@@ -140,6 +140,7 @@ class ArrayIR:
     scalars: tuple[str, ...]  # the pass indices every process takes
     typedefs: tuple[Typedef, ...]
     host_images: tuple[HostImage, ...]  # the inputs in operand order, then the output
+    kernel_scalars: tuple[tuple[str, str], ...] = ()  # (name, C type): s_axilite scalar arguments
 
     def module(self, name: str) -> Function:
         return next(f for f in self.modules if f.name == name)
@@ -152,7 +153,7 @@ def array_ir(ctx: Ctx) -> ArrayIR:
                              arr.partitions.get(f.name, ())) for f in arr.fifos.values())
     processes = tuple(Process(i.func, i.template_args, i.args, arr.channels(i)) for i in arr.instances)
     return ArrayIR(tuple(arr.functions.values()), processes, channels, _buffers(ctx), _ports(ctx),
-                   ctx.pass_loops, arr.scalars, tuple(arr.typedefs), _host_images(ctx))
+                   ctx.pass_loops, arr.scalars, tuple(arr.typedefs), _host_images(ctx), ctx.kernel_scalars)
 
 
 def _positions(ctx: Ctx, loops: tuple[str, ...]) -> tuple[int, Expr]:

@@ -27,6 +27,7 @@ from odyssey.expr import (
     floor_div,
     lt,
     sym,
+    to_c,
     where,
 )
 from odyssey.polyhedral.scop import Scop, Statement
@@ -53,6 +54,8 @@ class Ctx:
     c0: str | None  # the initialiser's constant, or None when the output starts from DRAM
     fadd_latency: int  # latency of the reduction operator (cycles)
     mul_latency: int = 4  # latency of the statement's multiply (cycles)
+    pre_scale: str | None = None  # factor of the DRAM start value (`C *= beta` before the reduction)
+    post_scale: str | None = None  # factor of the result (`C *= alpha` after the reduction)
 
     # --- loops -------------------------------------------------------------------------
 
@@ -129,6 +132,20 @@ class Ctx:
         for n in self.outer_reduction:
             first = first / self.g(n).tiles_sym
         return (" || ".join(parts) if parts else "false"), const(1) - first
+
+    def first_visit(self) -> str:
+        """C condition of the first visit of an output tile (every outer reduction tile index
+        is 0): where the start value, not a partial sum, comes back from DRAM."""
+        return " && ".join(f"t_{n} == 0" for n in self.outer_reduction) or "true"
+
+    def last_visit(self) -> str:
+        """C condition of the last visit of an output tile: where the result is final."""
+        return " && ".join(f"t_{n} == {to_c(self.g(n).tiles_sym)} - 1" for n in self.outer_reduction) or "true"
+
+    @property
+    def kernel_scalars(self) -> tuple[tuple[str, str], ...]:
+        """``(name, C type)`` of the kernel's scalar arguments, broadcast to the PEs."""
+        return tuple((sc.name, sc.elem) for sc in self.scop.scalars)
 
     # --- PE loop nest ------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from odyssey.codegen.hls_ast import (
     print_unit,
 )
 from odyssey.polyhedral.affine import Affine
-from odyssey.polyhedral.scop import Array, Scop, Statement
+from odyssey.polyhedral.scop import Array, Scalar, Scop, Statement
 
 FLOAT_ATOL = 1e-3
 FLOAT_RTOL = 1e-4
@@ -51,6 +51,7 @@ def reference_function(scop: Scop) -> Function:
     with their lower bounds, statements under their guards)."""
     params = tuple(Param(a.elem, a.name, array_dims=tuple(str(n) for n in _shape(scop, a)))
                    for a in scop.arrays)
+    params += tuple(Param(sc.elem, sc.name) for sc in scop.scalars)
     return Function("reference", params, _nest(scop.statements, 0), qualifiers="static")
 
 
@@ -87,10 +88,12 @@ def host_main(scop: Scop, ir: ArrayIR, *, seed: int) -> Function:
     for a in scop.arrays:
         body += _random_array(a, _shape(scop, a))
     body += [s for im in ir.host_images for s in _image(im)]
+    body += [s for sc in scop.scalars for s in _random_scalar(sc)]
+    scalars = tuple(sc.name for sc in scop.scalars)
     # one buffer per operand: the partial-sum port reads the one the output port writes
-    body += [Call("kernel0", tuple(f"{p.operand}_dram.data()" for p in ir.ports)),
+    body += [Call("kernel0", tuple(f"{p.operand}_dram.data()" for p in ir.ports) + scalars),
              Commented(Call("ODYSSEY_TIMED_REPORT", ()), "cycle counts of a timed simulation; nothing otherwise"),
-             Call("reference", tuple(a.name for a in scop.arrays)),
+             Call("reference", tuple(a.name for a in scop.arrays) + scalars),
              Decl("long", "errors", init="0"),
              *((Decl("long", "seen", init="0"),) if out.layout.kind == "serialized" else ()),
              _compare(out)]
@@ -123,6 +126,17 @@ def _random_array(a: Array, shape: tuple[int, ...]) -> list[Stmt]:
             Decl("auto", a.name, init=view),
             Decl(dist, f"dist_{a.name}", ctor_args=bounds),
             ForEach("auto &x", f"{a.name}_buf", (Line(f"x = ({a.elem})dist_{a.name}(rng)"),))]
+
+
+def _random_scalar(sc: Scalar) -> list[Stmt]:
+    """A scalar argument drawn from the same generator: reals in [0.5, 1.5), integers in
+    [1, 3] (nonzero, so a scaling by it is seen)."""
+    if sc.is_float:
+        dist, bounds = f"std::uniform_real_distribution<{sc.elem}>", ("0.5", "1.5")
+    else:
+        dist, bounds = "std::uniform_int_distribution<int>", ("1", "3")
+    return [Decl(dist, f"dist_{sc.name}", ctor_args=bounds),
+            Decl(sc.elem, sc.name, init=f"({sc.elem})dist_{sc.name}(rng)")]
 
 
 def _image(im: HostImage) -> list[Stmt]:

@@ -32,7 +32,7 @@ from odyssey.codegen.hls_ast import (
 )
 from odyssey.codegen.io_modules import stream_t
 from odyssey.expr import const, sym, to_c
-from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr
+from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr, ScalarRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,17 +71,26 @@ def _identity(op: str) -> str:
     return "1" if op == "*=" else "0"
 
 
-def _rexpr_c(e: RExpr, names: dict[str, str]) -> str:
+def rexpr_c(e: RExpr, names: dict[str, str]) -> str:
+    """C text of ``e``, array reads named by ``names`` (sizes and scalar arguments by name)."""
     if isinstance(e, Read):
         return names[e.ref_id]
     if isinstance(e, Num):
         return repr(e.value) if isinstance(e.value, float) else str(e.value)
-    if isinstance(e, ParamRef):
+    if isinstance(e, ParamRef | ScalarRef):
         return e.name
     if isinstance(e, Neg):
-        return f"(-{_rexpr_c(e.arg, names)})"
+        return f"(-{rexpr_c(e.arg, names)})"
     assert isinstance(e, BinOp)
-    return f"({_rexpr_c(e.lhs, names)} {e.op} {_rexpr_c(e.rhs, names)})"
+    return f"({rexpr_c(e.lhs, names)} {e.op} {rexpr_c(e.rhs, names)})"
+
+
+_rexpr_c = rexpr_c
+
+
+def scalar_params(ctx: Ctx) -> tuple[Param, ...]:
+    """The kernel's scalar arguments, passed by value to the PEs and their drains."""
+    return tuple(Param(ctype, name) for name, ctype in ctx.kernel_scalars)
 
 
 def _domain_guard(ctx: Ctx) -> str | None:
@@ -160,6 +169,7 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     # the accumulator is a block held for one accumulation period (the inner reduction tile
     # loops); the drain process streams the previous period's block while this one computes
     params.append(Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="out"))
+    params.extend(scalar_params(ctx))
     inner = ctx.tile_loops(ctx.inner_reduction, compute)
     body_v = (Scope((Line(f"hls::write_lock<{acc_t(ctx)}> acc(acc_blocks)"), *inner)),)
     full = (Decl(octype, "sums", dims=(ctx.acc_size()[0],)),
@@ -200,6 +210,10 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
             else:
                 head.append(Decl(word, "bw", init=f"fifo_{out.name}_cin.read()"))
                 base = lane("bw")
+                if ctx.pre_scale is not None:  # the start value is scaled, the partial sums are not
+                    first = ctx.first_visit()
+                    scaled = f"({octype})(({ctx.pre_scale}) * {base})"
+                    base = scaled if first == "true" else f"({first}) ? {scaled} : {base}"
         else:
             base = f"({octype})({ctx.c0})"
     else:
@@ -211,8 +225,13 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
     if base is not None and op != "=":  # `=` has no reduction: the PE's value is the result
         sign = {"+=": "+", "-=": "-", "*=": "*"}[op]
         lane_body += [Decl(octype, "base", init=base), Line(f"r = base {sign} r")]
+    if variant.out_tail and ctx.post_scale is not None:  # the result is scaled once, when final
+        last = ctx.last_visit()
+        scale = Line(f"r = ({octype})(({ctx.post_scale}) * r)")
+        lane_body.append(scale if last == "true" else If(last, (scale,)))
     target = f"fifo_{out.name}_drain" if variant.out_tail else f"fifo_{out.name}_out"
     params.append(Param(stream_t(word), target, by_ref=True, direction="out"))
+    params.extend(scalar_params(ctx))
     if packed:
         lane_body.append(Line(f"ow(ln * {b} + {b - 1}, ln * {b}) = bits_of(r)"))
         drain_body: list[Stmt] = [*head, Decl(word, "ow"),

@@ -73,15 +73,18 @@ def top_functions(ctx: Ctx, ir: ArrayIR) -> tuple[Function, ...]:
     """The top function ``kernel0`` (m_axi ports with their depths, AXI-lite control) and, when
     the design has pass loops, the dataflow region ``kernel0_pass`` it calls once per pass."""
     params = tuple(Param(p.ctype + " *", p.name) for p in ir.ports)
+    params += tuple(Param(ctype, name) for name, ctype in ir.kernel_scalars)
     iface: list[Stmt] = [Pragma(f"HLS INTERFACE m_axi port={p.name} offset=slave bundle=gmem_{p.name} "
                                 f"depth={p.words}") for p in ir.ports]
+    iface += [Pragma(f"HLS INTERFACE s_axilite port={name}") for name, _ in ir.kernel_scalars]
     iface.append(Pragma("HLS INTERFACE s_axilite port=return"))
     if not ir.scalars:
         return (Function("kernel0", params, (*iface, *_region_body(ir)), extern_c=True,
                          comment="kernel0: the systolic array, one dataflow region."),)
     region = Function("kernel0_pass", params + tuple(Param("int", sc) for sc in ir.scalars),
                       _region_body(ir), comment="kernel0_pass: one pass of the array (a dataflow region).")
-    call: Stmt = Call("kernel0_pass", tuple(p.name for p in ir.ports) + ir.scalars)
+    call: Stmt = Call("kernel0_pass", tuple(p.name for p in ir.ports)
+                      + tuple(name for name, _ in ir.kernel_scalars) + ir.scalars)
     for loop in reversed(ir.pass_loops):
         call = For(f"t_{loop}", ctx.g(loop).tiles_sym, (call,))
     top = Function("kernel0", params, (*iface, call), extern_c=True,

@@ -394,6 +394,10 @@ def _check_top(funcs: dict[str, CFunction], report: CheckReport) -> None:
                 iface[port.group(1)] = m.group(2)
     for ctype, name in top.params:
         if "*" not in ctype:
+            if "s_axilite" not in iface.get(name, ""):
+                report.problems.append(Problem(f"scalar argument `{name}` has no s_axilite INTERFACE", "kernel0",
+                                               "a kernel's scalar arguments are set by the host through AXI-lite "
+                                               "registers (UG1399, pragma HLS interface)"))
             continue
         spec = iface.get(name)
         if spec is None or "m_axi" not in spec:

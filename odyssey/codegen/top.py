@@ -194,8 +194,9 @@ def build_array(ctx: Ctx) -> Array:
             assert out.chain is not None
             after[out.chain] += 1
             dargs.append(arr.fifo(f"fifo_{out.name}_PE_{_pos_name(after, space)}", oct_, obits))
-        arr.add(fname, tuple(pos[s] for s in space), *args)
-        arr.add(dname, tuple(pos[s] for s in space), *dargs)
+        kscalars = tuple(name for name, _ in ctx.kernel_scalars)  # broadcast to every PE
+        arr.add(fname, tuple(pos[s] for s in space), *args, *kscalars)
+        arr.add(dname, tuple(pos[s] for s in space), *dargs, *kscalars)
 
     # drain network
     tail = {s: (sizes[s] - 1 if s == out.chain else 0) for s in space}
