@@ -30,6 +30,7 @@ from odyssey.expr import (
     to_c,
     where,
 )
+from odyssey.polyhedral.affine import Affine
 from odyssey.polyhedral.scop import Scop, Statement
 
 #: C names of element types in generated helper function names
@@ -56,6 +57,9 @@ class Ctx:
     mul_latency: int = 4  # latency of the statement's multiply (cycles)
     pre_scale: str | None = None  # factor of the DRAM start value (`C *= beta` before the reduction)
     post_scale: str | None = None  # factor of the result (`C *= alpha` after the reduction)
+    #: the elements the computation writes, as constraints on the parallel loops, when they are
+    #: not the whole box and the drain would otherwise change the others (set, scale)
+    image: tuple[tuple[Affine, str], ...] | None = None
 
     # --- loops -------------------------------------------------------------------------
 
@@ -121,11 +125,11 @@ class Ctx:
         """Partial sums come back from DRAM: there is no initialiser, or the ordering puts a
         reduction tile loop outside the output's loops (then the path exists for every
         tiling; with one tile along those loops it is simply never taken)."""
-        return self.c0 is None or bool(self.outer_reduction)
+        return self.c0 is None or bool(self.outer_reduction) or self.image is not None
 
     def cin_cond(self) -> tuple[str, Expr | None]:
         """C condition under which a visit reads partial sums back, and its frequency."""
-        if self.c0 is None:
+        if self.c0 is None or self.image is not None:  # elements outside the image keep theirs
             return "true", None
         parts = [f"t_{n} > 0" for n in self.outer_reduction]
         first: Expr = const(1)  # fraction of visits where every outer reduction index is 0

@@ -209,11 +209,17 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
                 base = f"({cond}) ? {lane('bw')} : ({octype})({ctx.c0})"
             else:
                 head.append(Decl(word, "bw", init=f"fifo_{out.name}_cin.read()"))
-                base = lane("bw")
-                if ctx.pre_scale is not None:  # the start value is scaled, the partial sums are not
+                old = base = lane("bw")
+                start: str | None = None  # the start value, when it is not the value in DRAM
+                if ctx.c0 is not None:
+                    start = f"({octype})({ctx.c0})"
+                elif ctx.pre_scale is not None:  # the start value is scaled, the partial sums are not
+                    start = f"({octype})(({ctx.pre_scale}) * {old})"
+                if start is not None:
                     first = ctx.first_visit()
-                    scaled = f"({octype})(({ctx.pre_scale}) * {base})"
-                    base = scaled if first == "true" else f"({first}) ? {scaled} : {base}"
+                    base = start if first == "true" else f"({first}) ? {start} : {old}"
+                if ctx.image is not None:  # elements the computation does not write keep their value
+                    base = f"in_image ? {base} : {old}"
         else:
             base = f"({octype})({ctx.c0})"
     else:
@@ -227,8 +233,13 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
         lane_body += [Decl(octype, "base", init=base), Line(f"r = base {sign} r")]
     if variant.out_tail and ctx.post_scale is not None:  # the result is scaled once, when final
         last = ctx.last_visit()
+        if ctx.image is not None:
+            last = "in_image" if last == "true" else f"({last}) && in_image"
         scale = Line(f"r = ({octype})(({ctx.post_scale}) * r)")
         lane_body.append(scale if last == "true" else If(last, (scale,)))
+    if ctx.image is not None and (variant.out_head or variant.out_tail):
+        flat = "e * LANES_" + out.name + " + ln" if packed else "e"
+        lane_body[1:1] = _image_test(ctx, flat)
     target = f"fifo_{out.name}_drain" if variant.out_tail else f"fifo_{out.name}_out"
     params.append(Param(stream_t(word), target, by_ref=True, direction="out"))
     params.extend(scalar_params(ctx))
@@ -246,6 +257,28 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
     name = variant.drain_name(ctx)
     return Function(name, tuple(params), body, template=template, kind="pe_drain", operand=out.name,
                     comment=f"{name}: drains the accumulator of its PE ({out.lanes}-element words).")
+
+
+def _image_test(ctx: Ctx, flat: str) -> list[Stmt]:
+    """``in_image``: whether the accumulator element ``flat`` (of this PE, this tile) is one
+    the computation writes (:attr:`Ctx.image`), from its parallel loops' original values."""
+    assert ctx.image is not None
+    rest = f"({flat})"
+    values: dict[str, str] = {}
+    decls: list[Stmt] = []
+    for name, _, _ in reversed(ctx.acc_dims()):
+        g = ctx.g(name)
+        size = f"T_{name}{'2' if g.space else '1'}"
+        local = f"{rest} % {size}"
+        rest = f"({rest} / {size})"
+        base = f"{g.lower} + t_{name} * T_{name}1" if g.lower else f"t_{name} * T_{name}1"
+        if g.space:
+            base += f" + p_{name} * T_{name}2"
+        decls.append(Decl("int", f"g_{name}", init=f"{base} + {local}"))
+        values[name] = f"g_{name}"
+    conds = [f"{index_c(a, values)} {'>=' if kind == '>=0' else '=='} 0" for a, kind in ctx.image
+             if a.names & set(values)]
+    return [*reversed(decls), Decl("bool", "in_image", init=" && ".join(conds) or "true")]
 
 
 def op_table(ctx: Ctx) -> list[str]:

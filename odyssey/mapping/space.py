@@ -225,6 +225,8 @@ def _main_statement(scop: Scop) -> tuple[Statement, list[Statement], list[Statem
 
     cands = [s for s in scop.statements if reads_data(s)] or list(scop.statements)
     main = max(cands, key=lambda s: (len(s.loops), s.op != "="))
+    _check_uniform(scop, main)
+    _one_computation(cands, main)
     inits: list[Statement] = []
     finals: list[Statement] = []
     for s in scop.statements:
@@ -241,6 +243,32 @@ def _main_statement(scop: Scop) -> tuple[Statement, list[Statement], list[Statem
             )
         (inits if why else finals).append(s)
     return main, inits, finals
+
+
+def _one_computation(cands: list[Statement], main: Statement) -> None:
+    """Reject a scop with a second computation (a statement reading arrays into another
+    target), saying whether the two are independent (split them) or one reads the other's
+    result (run them one after the other)."""
+    for s in cands:
+        if s is main or s.write.array == main.write.array:
+            continue
+        pair = f"`{main.text}` (line {main.loc.line}) and `{s.text}` (line {s.loc.line})"
+        feeds = [(a, b) for a, b in ((main, s), (s, main)) if any(r.array == a.write.array for r in b.reads)]
+        if feeds:
+            a, b = feeds[0]
+            raise IllegalMappingError(
+                f"{s.loc}: two dependent computations in one scop, {pair}: `{b.text}` reads "
+                f"`{a.write.array}`, which `{a.text}` computes. odyssey maps one computation per scop; "
+                f"run them as two kernels, one after the other (one file each: first the one writing "
+                f"`{a.write.array}`, with its initialisation)"
+            )
+        raise IllegalMappingError(
+            f"{s.loc}: two independent reductions in one scop, {pair}, writing `{main.write.array}` and "
+            f"`{s.write.array}`. odyssey maps one computation per scop and does not split them itself: "
+            "write one file per computation (each with its own initialisation), and each gets its own "
+            "designs; or, when the two are combined into one result afterwards, fuse them into one "
+            "reduction (e.g. `y[i] += alpha * A[i][j] * x[j] + beta * B[i][j] * x[j]`)"
+        )
 
 
 def _not_auxiliary(scop: Scop, s: Statement, main: Statement) -> str | bool:
@@ -277,7 +305,11 @@ def _not_auxiliary(scop: Scop, s: Statement, main: Statement) -> str | bool:
         return (f"it writes other elements of `{w.array}` than the computation does (its domain "
                 "and the computation's must cover the same elements)")
     if not once:
-        return f"it writes some elements of `{w.array}` more than once"
+        idle = [lp.name for lp in s.loops if all(x.coeff(lp.name) == 0 for x in w.subscripts)]
+        return (f"it writes every element of `{w.array}` once per iteration of the loop(s) "
+                f"{', '.join(f'`{n}`' for n in idle)} that do not index it: `{w.array}` is a temporary "
+                f"reused across them (expand it along those loops, e.g. give `{w.array}` one dimension "
+                "per loop, or write the computation out of place)")
     order = write_order(scop, s, main)
     if order == "mixed":
         return ("it runs between updates of the same element (neither before the first nor after "
@@ -304,7 +336,11 @@ def _check_uniform(scop: Scop, main: Statement) -> None:
                 f"{main.loc}: array `{w.array}` is written as `{_ref_text(w)}` and read as "
                 f"`{_ref_text(r)}` in `{main.text}`: the dependence between them is not uniform, "
                 "so the kernel cannot be mapped to a systolic array (odyssey needs uniform "
-                "dependences, as in matrix multiplication or convolution)"
+                "dependences, as in matrix multiplication or convolution). To map it, write the "
+                "result to a separate array when the elements read are never the ones already "
+                "updated (out of place, e.g. PolyBench trmm), or uniformize it: propagate the values "
+                "through arrays indexed by every loop, as AutoSA's uniformized LU does "
+                "(kernels/autosa/lu_uniform.c)"
             )
     if main.op == "=" and any(all(s.coeff(n) == 0 for s in w.subscripts) for n in main.iterators):
         raise IllegalMappingError(

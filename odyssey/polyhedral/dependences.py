@@ -22,7 +22,7 @@ from typing import Literal
 
 import islpy as isl
 
-from odyssey.polyhedral.affine import integer_null_space
+from odyssey.polyhedral.affine import Affine, integer_null_space
 from odyssey.polyhedral.scop import Reference, Scop, Statement
 
 DepKind = Literal["flow", "anti", "output", "read"]
@@ -167,3 +167,42 @@ def same_elements(scop: Scop, a: Statement, b: Statement) -> tuple[bool, bool]:
     acc_a = scop.access(a, a.write)
     acc_b = scop.access(b, b.write)
     return acc_a.range().is_equal(acc_b.range()), acc_a.is_injective()
+
+
+def image_constraints(scop: Scop, stmt: Statement, keep: tuple[str, ...]) -> tuple[tuple[Affine, str], ...] | None:
+    """The projection of ``stmt``'s domain on the loops ``keep`` (in the statement's loop
+    order) as affine constraints (``">=0"`` / ``"==0"``) in those loops and the size
+    parameters, or None when it is the rectangle of its bounds (nothing to test). Raises
+    ``ValueError`` when the projection is not one convex polyhedron without divisions."""
+    iters = stmt.iterators
+    dom = scop.domain(stmt, fixed_params=False)
+    for idx in reversed(range(len(iters))):
+        if iters[idx] not in keep:
+            dom = dom.project_out(isl.dim_type.set, idx, 1)
+    names = [n for n in iters if n in keep]
+    fixed = scop._fix_params(dom)
+    box = fixed.universe(fixed.get_space()).intersect_params(fixed.params())
+    for k in range(len(names)):
+        lo, hi = _extreme(fixed, k, upper=False), _extreme(fixed, k, upper=True)
+        box = box.lower_bound_val(isl.dim_type.set, k, isl.Val.int_from_si(box.get_ctx(), lo))
+        box = box.upper_bound_val(isl.dim_type.set, k, isl.Val.int_from_si(box.get_ctx(), hi))
+    if fixed.is_equal(box):
+        return None
+    dom = dom.coalesce().remove_redundancies()
+    bsets = dom.get_basic_sets()
+    if len(bsets) != 1 or bsets[0].dim(isl.dim_type.div) > 0:
+        raise ValueError(f"the elements {stmt.name} writes are not one convex polyhedron: {dom}")
+    params = [str(dom.get_dim_name(isl.dim_type.param, k)) for k in range(dom.dim(isl.dim_type.param))]
+    out: list[tuple[Affine, str]] = []
+    for c in bsets[0].get_constraints():
+        coeffs = {n: c.get_coefficient_val(isl.dim_type.set, k).to_python() for k, n in enumerate(names)}
+        coeffs.update({p: c.get_coefficient_val(isl.dim_type.param, k).to_python() for k, p in enumerate(params)})
+        out.append((Affine.make(coeffs, c.get_constant_val().to_python()), "==0" if c.is_equality() else ">=0"))
+    return tuple(out)
+
+
+def _extreme(s: isl.Set, k: int, *, upper: bool) -> int:
+    pa = s.dim_max(k) if upper else s.dim_min(k)
+    vals: list[int] = []
+    pa.foreach_piece(lambda _s, aff: vals.append(aff.get_constant_val().to_python()))
+    return max(vals) if upper else min(vals)

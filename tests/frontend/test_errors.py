@@ -98,4 +98,4 @@ def test_lu_is_rejected_with_the_reason(kernels_dir: Path, capsys: pytest.Captur
 def test_second_computation_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     body = "for (int i = 0; i < N; i++) {\n  A[i][0] = B[i][0];\n  B[i][1] = A[i][1];\n}\n"
     err = _run(tmp_path, body, capsys)
-    assert "dependent computations" in err and "one scop (one file) per computation" in err
+    assert "two dependent computations" in err and "one after the other" in err
