@@ -12,6 +12,7 @@ from odyssey.codegen.context import Ctx
 from odyssey.codegen.descriptor import descriptor
 from odyssey.codegen.descriptor_schema import Descriptor
 from odyssey.codegen.geometry import LAYOUTS, Layout, build_operands
+from odyssey.codegen.hls_ast import Decl, DramRead, For, StreamRead
 from odyssey.codegen.host import host_source
 from odyssey.codegen.pe import rexpr_c
 from odyssey.codegen.printer import kernel_files
@@ -200,4 +201,33 @@ def _build(space: KernelSpace, design: Design, values: Mapping[str, int], platfo
     _, red_lat = op_cost(dtype, red_op)
     _, mul_lat = op_cost(dtype, "mul")
     ctx = Ctx(scop, main, tiling, operands, c0, red_lat, mul_lat, pre_scale=pre, post_scale=post, image=image)
-    return _Built(ctx, array_ir(ctx), tiling, main)
+    ir = array_ir(ctx)
+    _check_names(ir)
+    return _Built(ctx, ir, tiling, main)
+
+
+def _declared(stmts: Sequence[object]) -> set[str]:
+    """Names the statements declare (locals, loop variables), recursively."""
+    out: set[str] = set()
+    for st in stmts:
+        if isinstance(st, Decl):
+            out.add(st.name)
+        elif isinstance(st, StreamRead | DramRead) and " " in st.target.strip():  # "A_t4 w"
+            out.add(st.target.split()[-1])
+        if isinstance(st, For):
+            out.add(st.var)
+        for attr in ("body", "then", "orelse"):
+            out |= _declared(getattr(st, attr, ()) or ())
+    return out
+
+
+def _check_names(ir: ArrayIR) -> None:
+    """An array or scalar of the kernel whose name a module also gives one of its locals (the
+    word ``w``, the lane ``ln``...) would be shadowed there: refuse it, naming the fix."""
+    for f in ir.modules:
+        clash = sorted({p.name for p in f.params} & _declared(f.body))
+        if clash:
+            raise CodegenError(
+                f"the kernel's {', '.join(f'`{n}`' for n in clash)} has the name of a variable of the generated "
+                f"module `{f.name}`; rename it in the kernel (e.g. `{clash[0]}_` or a longer name)"
+            )

@@ -21,7 +21,7 @@ from odyssey.errors import (
     UnsupportedConstructError,
 )
 from odyssey.frontend.preprocess import preprocess
-from odyssey.polyhedral.affine import Affine
+from odyssey.polyhedral.affine import Affine, box_set
 from odyssey.polyhedral.scop import (
     ELEM_BITS,
     Array,
@@ -188,14 +188,14 @@ class _Builder:
             loop = self._loop(node, loops)
             self.walk(node.stmt, loops + (loop,), guards, position + (0,))
         elif isinstance(node, c_ast.If):
-            if node.iffalse is not None:
-                raise UnsupportedConstructError(
-                    f"{_loc(node)}: `else` branches are not supported in a scop; write the "
-                    "complement as a second `if`"
-                )
             iters = tuple(lp.name for lp in loops)
             conds = self._condition(node.cond, iters)
             self.walk(node.iftrue, loops, guards + conds, position)
+            if node.iffalse is not None:
+                other = self._complement(node, conds, loops, guards)
+                self.walk(node.iffalse, loops, guards + other, position)  # exclusive: same slot
+        elif isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.ArrayDecl) and node.init is None:
+            self.arrays = _array_decls([node], self.sizes, self.arrays)  # a local array of the scop
         elif isinstance(node, c_ast.Assignment):
             self._statement(node, loops, guards, position)
         elif isinstance(node, c_ast.Pragma | c_ast.EmptyStatement):
@@ -239,6 +239,36 @@ class _Builder:
                 f"{loc}: loop `{name}` must step by +1 (`{name}++`, `++{name}` or `{name} += 1`)"
             )
         return Loop(name, lower, upper, loc)
+
+    def _complement(
+        self, node: c_ast.If, conds: tuple[tuple[Affine, str], ...], loops: tuple[Loop, ...],
+        guards: tuple[tuple[Affine, str], ...],
+    ) -> tuple[tuple[Affine, str], ...]:
+        """The `else` branch's guard: the negation of the (one) condition ``conds``, as one
+        affine constraint within the enclosing loops and guards (``k == 0`` negates to
+        ``k >= 1`` when the loop starts at 0)."""
+        if len(conds) != 1:
+            raise UnsupportedConstructError(
+                f"{_loc(node)}: an `else` after a condition with `&&` is a union of polyhedra; write "
+                "the complement as separate `if`s"
+            )
+        aff, kind = conds[0]
+        one = Affine.constant(1)
+        if kind == ">=0":
+            return ((-aff - one, ">=0"),)
+        ctx: list[tuple[Affine, str]] = list(guards)
+        for lp in loops:
+            it = Affine.var(lp.name)
+            ctx += [(it - lp.lower, ">=0"), (lp.upper - it - one, ">=0")]
+        iters = [lp.name for lp in loops]
+        sides = [c for c in ((aff - one, ">=0"), (-aff - one, ">=0"))
+                 if not box_set(iters, list(self.sizes), [*ctx, c]).is_empty()]
+        if len(sides) != 1:
+            raise UnsupportedConstructError(
+                f"{_loc(node)}: the `else` of `{_source_text(node.cond)}` holds on both sides of it "
+                "(a union of polyhedra); write the two sides as separate `if`s"
+            )
+        return (sides[0],)
 
     def _condition(self, cond: c_ast.Node, iters: tuple[str, ...]) -> tuple[tuple[Affine, str], ...]:
         loc = _loc(cond)
@@ -387,7 +417,7 @@ class _Builder:
                 "nor a scalar parameter of the kernel function (e.g. `float alpha`); scalars "
                 "declared inside the function are not supported: pass them as parameters"
             )
-        if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*"):
+        if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*", "/"):
             return BinOp(node.op, self._rexpr(node.left, iters, stmt, refs),
                          self._rexpr(node.right, iters, stmt, refs))
         if isinstance(node, c_ast.UnaryOp) and node.op == "-":

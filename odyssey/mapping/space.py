@@ -32,7 +32,7 @@ import islpy as isl
 from odyssey.errors import DesignNotFoundError, IllegalMappingError
 from odyssey.polyhedral.affine import Affine
 from odyssey.polyhedral.dependences import Reuse, reuse_vectors, same_elements, write_order
-from odyssey.polyhedral.scop import Scop, Statement
+from odyssey.polyhedral.scop import Scop, Statement, rexpr_ops
 
 Level = Literal["array_part", "latency", "simd"]
 
@@ -225,8 +225,14 @@ def _main_statement(scop: Scop) -> tuple[Statement, list[Statement], list[Statem
 
     cands = [s for s in scop.statements if reads_data(s)] or list(scop.statements)
     main = max(cands, key=lambda s: (len(s.loops), s.op != "="))
-    _check_uniform(scop, main)
     _one_computation(cands, main)
+    _check_uniform(scop, main)
+    if "div" in rexpr_ops(main.rhs):
+        raise IllegalMappingError(
+            f"{main.loc}: `{main.text}` divides; the PEs have no divider (the platform op tables, "
+            "odyssey/platforms/optable.json, cost add and mul only): multiply by a reciprocal "
+            "computed outside the kernel"
+        )
     inits: list[Statement] = []
     finals: list[Statement] = []
     for s in scop.statements:
@@ -249,6 +255,16 @@ def _one_computation(cands: list[Statement], main: Statement) -> None:
     """Reject a scop with a second computation (a statement reading arrays into another
     target), saying whether the two are independent (split them) or one reads the other's
     result (run them one after the other)."""
+    targets = list(dict.fromkeys(s.write.array for s in cands))
+    if len(targets) > 2:
+        lines = ", ".join(f"`{t}` (line {next(s.loc.line for s in cands if s.write.array == t)})" for t in targets)
+        raise IllegalMappingError(
+            f"{main.loc}: the scop is a system of {len(cands)} statements computing {len(targets)} arrays "
+            f"that feed each other ({lines}), a uniform recurrence system such as AutoSA's uniformized "
+            "LU. odyssey's PEs compute one statement: it maps one computation per scop (plus "
+            "initialisers and scalings of its output), not several statements per PE; split the "
+            "computations into kernels of their own where they do not feed each other inside the nest"
+        )
     for s in cands:
         if s is main or s.write.array == main.write.array:
             continue
@@ -338,9 +354,10 @@ def _check_uniform(scop: Scop, main: Statement) -> None:
                 "so the kernel cannot be mapped to a systolic array (odyssey needs uniform "
                 "dependences, as in matrix multiplication or convolution). To map it, write the "
                 "result to a separate array when the elements read are never the ones already "
-                "updated (out of place, e.g. PolyBench trmm), or uniformize it: propagate the values "
-                "through arrays indexed by every loop, as AutoSA's uniformized LU does "
-                "(kernels/autosa/lu_uniform.c)"
+                "updated (out of place, e.g. PolyBench trmm: kernels/polybench/trmm_oop.c), or uniformize "
+                "it: propagate the values through arrays indexed by every loop "
+                "(kernels/autosa/lu_uniform.c; AutoSA maps such a system of several statements, "
+                "odyssey does not yet: it maps one statement per scop)"
             )
     if main.op == "=" and any(all(s.coeff(n) == 0 for s in w.subscripts) for n in main.iterators):
         raise IllegalMappingError(

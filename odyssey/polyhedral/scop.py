@@ -90,7 +90,7 @@ class ScalarRef:
 
 @dataclass(frozen=True, slots=True)
 class BinOp:
-    op: Literal["+", "-", "*"]
+    op: Literal["+", "-", "*", "/"]
     lhs: RExpr
     rhs: RExpr
 
@@ -115,9 +115,9 @@ def rexpr_reads(e: RExpr) -> list[str]:
 
 
 def rexpr_ops(e: RExpr) -> list[str]:
-    """Arithmetic operators of ``e`` (``mul``, ``add``, ``sub``, ``neg``)."""
+    """Arithmetic operators of ``e`` (``mul``, ``add``, ``sub``, ``div``, ``neg``)."""
     if isinstance(e, BinOp):
-        name = {"+": "add", "-": "sub", "*": "mul"}[e.op]
+        name = {"+": "add", "-": "sub", "*": "mul", "/": "div"}[e.op]
         return rexpr_ops(e.lhs) + rexpr_ops(e.rhs) + [name]
     if isinstance(e, Neg):
         return rexpr_ops(e.arg) + ["neg"]
