@@ -47,6 +47,8 @@ def space_record(ks: KernelSpace) -> dict[str, Any]:
         "params": dict(ks.scop.params),
         "statement": ks.scop.statement(ks.statement).text,
         "initializers": [ks.scop.statement(s).text for s in ks.initializers],
+        "finalizers": [ks.scop.statement(s).text for s in ks.finalizers],
+        "scalars": [{"name": sc.name, "elem": sc.elem} for sc in ks.scop.scalars],
         "space_loops": [{"loop": lg.loop, "legal": lg.space_ok, "reason": lg.reason}
                         for lg in ks.legality],
         "reuse": [{"ref": r.ref_id, "array": r.array, "kind": r.kind,
