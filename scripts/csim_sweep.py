@@ -35,6 +35,22 @@ CASES: dict[str, list[dict[str, str]]] = {
     "dwconv": [{"C": "9", "H": "10", "W": "12", "P": "3", "Q": "3"}],
     "fir": [{"N": "100", "T": "13"}],
     "syrk": [{"N": "23", "K": "17"}],
+    # PolyBench/C 4.2 forms and AutoSA's corpus forms (kernels/polybench, kernels/autosa)
+    "polybench/gemm": [{"NI": "23", "NJ": "19", "NK": "17"}],
+    "polybench/syrk": [{"N": "23", "M": "17"}],
+    "polybench/syr2k": [{"N": "19", "M": "13"}],
+    "polybench/trmm_oop": [{"M": "19", "N": "17"}],
+    "polybench/gesummv_fused": [{"N": "37"}],
+    "polybench/mvt_x1": [{"N": "37"}],
+    "polybench/mvt_x2": [{"N": "37"}],
+    "polybench/bicg_s": [{"N": "37", "M": "29"}],
+    "polybench/bicg_q": [{"N": "37", "M": "29"}],
+    "polybench/doitgen_oop": [{"NR": "5", "NQ": "7", "NP": "9"}],
+    "autosa/ttm": [{"I": "5", "J": "6", "K": "7", "L": "9"}],
+    "autosa/mm_int8": [{"I": "23", "J": "19", "K": "33"}],
+    "autosa/pointwise": [{"O": "9", "I": "7", "R": "6", "C": "5", "K": "1"}],
+    "autosa/depthwise": [{"O": "9", "R": "6", "C": "5", "K": "3"}],
+    "autosa/fc": [{"I": "37", "J": "29"}],
 }
 
 
@@ -99,7 +115,7 @@ def main() -> int:
         for res in pool.map(run_case, work):
             kernel, did, kind, status, msg, secs = res
             results.append(res)
-            print(f"{kernel:7s} {did:16s} {kind:10s} {status:12s} {secs:5.1f}s  {msg}", flush=True)
+            print(f"{kernel:24s} {did:16s} {kind:10s} {status:12s} {secs:5.1f}s  {msg}", flush=True)
     passed = sum(1 for r in results if r[3] == "pass")
     print(f"{passed} passed, {len(results) - passed} failed  ({time.perf_counter() - t0:.0f} s, {mode})")
     return 0 if passed == len(results) else 1
