@@ -316,6 +316,17 @@ def _not_auxiliary(scop: Scop, s: Statement, main: Statement) -> str | bool:
     if not (const or scale):
         return (f"it updates `{w.array}` with `{s.op}`; an initialiser sets a constant (`X = 0`), a "
                 "scaling multiplies by a scalar (`X *= beta`, `X = beta * X`)")
+    params, values = set(scop.param_names), scop.param_values
+    inner = main.loops[len(s.loops):]
+    if (s.loops == main.loops[: len(s.loops)] and not s.guards and not main.guards
+            and w.subscripts == mw.subscripts and s.position < main.position
+            and {lp.name for lp in s.loops} == {n for x in w.subscripts for n in x.names} - params
+            and all(len(x.names - params) <= 1 for x in w.subscripts)
+            and all(lp.lower.names <= params and lp.upper.names <= params
+                    and (lp.upper - lp.lower).evaluate(values) > 0 for lp in inner)):
+        # the common case, `C[i][j] = 0` in the computation's own loops, one loop per subscript
+        # and non-empty rectangular inner loops: the same elements, once, before; no isl needed
+        return True
     equal, once = same_elements(scop, s, main)
     if not equal:
         return (f"it writes other elements of `{w.array}` than the computation does (its domain "

@@ -154,3 +154,19 @@ void f(float alpha, float beta, float A[N][N], float B[N][N], float C[N][N]) {
     assert ks.statement == "S1" and ks.initializers == ("S0",) and ks.finalizers == ("S2",)
     assert [s.name for s in ks.scop.scalars] == ["alpha", "beta"]
     assert len(ks.designs) == 18
+
+
+@pytest.mark.parametrize("kernel", ["mm.c", "cnn.c", "mv.c", "fir.c", "dwconv.c", "autosa/ttm.c"])
+def test_isl_agrees_with_the_fast_path(kernels_dir: Path, kernel: str) -> None:
+    """The bundled initialisers take the syntactic fast path; the isl checks it stands for
+    (same elements, each once, all before the computation) hold on them too."""
+    from odyssey.polyhedral.dependences import same_elements, write_order
+
+    scop = load_scop(kernels_dir / kernel)
+    ks = analyse(scop)
+    main_st = scop.statement(ks.statement)
+    assert ks.initializers
+    for name in ks.initializers:
+        s = scop.statement(name)
+        assert same_elements(scop, s, main_st) == (True, True)
+        assert write_order(scop, s, main_st) == "before"
