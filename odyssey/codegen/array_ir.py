@@ -26,7 +26,13 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from odyssey.codegen import io_modules as io
-from odyssey.codegen.channels import PortTraffic, accesses_per_pass, assign_channels, bundle_name, port_paces
+from odyssey.codegen.channels import (
+    PortTraffic,
+    accesses_per_pass,
+    assign_channels,
+    bundle_name,
+    port_paces,
+)
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
 from odyssey.codegen.hls_ast import Function, Typedef, stmt_json
