@@ -211,9 +211,9 @@ def _check_banks(top: CFunction, cfg: Path, report: CheckReport) -> None:
     for name in pointers:
         if name in bundles and len(memory.get(name, [])) == 1:
             on.setdefault(bundles[name], set()).add(memory[name][0])
-    for bundle, mems in sorted(on.items()):
+    for name, mems in sorted(on.items()):
         if len(mems) > 1:
-            report.problems.append(Problem(f"bundle `{bundle}` is bound to {', '.join(sorted(mems))}", str(cfg),
+            report.problems.append(Problem(f"bundle `{name}` is bound to {', '.join(sorted(mems))}", str(cfg),
                                            "the arguments of one bundle share one AXI port (UG1393, Kernel "
                                            "Interfaces), which reaches one memory"))
 
