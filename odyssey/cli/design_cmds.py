@@ -222,6 +222,9 @@ def _cmd_model(args: argparse.Namespace) -> int:
     rows += [[k, f"{v:,.0f}"] for k, v in rec["offchip_bytes"].items()]
     rows.append(["total", f"{rec['offchip_bytes_total']:,.0f}"])
     print(table(rows))
+    rows = [["DRAM port", "memory", "channel", "cycles per word at its share"]]
+    rows += [[p["name"], p["memory"], p["connectivity"], f"{p['pace_cycles_per_word']:.3f}"] for p in rec["dram_ports"]]
+    print(table(rows))
     emit_json(args.json, rec)
     return 0
 

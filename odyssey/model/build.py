@@ -259,6 +259,8 @@ def model_from_descriptor(desc: Descriptor, platform: Platform, *, variant: str 
                        info={"dataflow": desc["design"]["dataflow"], "ordering": desc["design"]["ordering"],
                              "buffers_of": buffer_owners(desc),
                              "pe_modules": [m["name"] for m in desc["modules"] if m["kind"] == "pe"],
+                             "ports": [{"name": p["name"], "memory": p["memory"], "channel": p["channel"],
+                                        "connectivity": p["connectivity"]} for p in desc["ports"]],
                              "modules": [m["name"] for m in desc["modules"]]})
 
 
