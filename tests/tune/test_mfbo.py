@@ -85,14 +85,7 @@ def test_pool_is_ranked_distinct_and_feasible(pool: tuple[Candidate, ...]) -> No
     assert all(c.dsp > 0 and c.space_loops for c in pool)
 
 
-_POOL_MOVED = pytest.mark.xfail(
-    strict=False,
-    reason="open since DRAM channel sharing: the read-back designs of the pool (ik-jk.i was the "
-           "stand-in truth's best) got slower, the best is now ij-ij.k at the model's rank 1, and "
-           "MFBO reaches it at step 30 (seed 0) or not within 40 (seed 1); seed 2 at step 19")
-
-
-@pytest.mark.parametrize("seed", [pytest.param(0, marks=_POOL_MOVED), pytest.param(1, marks=_POOL_MOVED), 2])
+@pytest.mark.parametrize("seed", [0, 1, 2])
 def test_finds_the_true_best_within_the_budget(pool: tuple[Candidate, ...], seed: int) -> None:
     truth = {c.key: c.model_cycles * distortion(c) for c in pool}
     best = min(truth.values())
