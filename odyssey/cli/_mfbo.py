@@ -61,7 +61,8 @@ def run_mfbo_command(args: argparse.Namespace) -> int:
     if not pool:
         print("no feasible design point found")
         return 2
-    expensive = (TimedSimFidelity(ks) if sim else HlsFidelity(ks) if hls
+    expensive = (TimedSimFidelity(ks, platform=args.platform) if sim
+                 else HlsFidelity(ks, platform=args.platform) if hls
                  else ModelFidelity.build(ks, designs, platform=platform, variant="accurate"))
 
     def report(s: MFBOStep) -> None:
@@ -107,7 +108,7 @@ def run_mfbo_command(args: argparse.Namespace) -> int:
         from odyssey.codegen.writer import write_design
 
         gen = generate(ks, ks.design(best.candidate.design), dict(best.candidate.tiling),
-                       seed=args.seed, command=["odyssey", *sys.argv[1:]])
+                       seed=args.seed, command=["odyssey", *sys.argv[1:]], platform=args.platform)
         out = emit_dir(args.emit, lambda path: write_design(gen, path), "--emit")
         print(f"wrote {out}/ for design {best.candidate.design}")
     if result.interrupted:

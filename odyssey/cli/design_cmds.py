@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     design = ks.design(args.design)
     values = full_tiling(design, args.tiling)
     gen = generate(ks, design, values, seed=args.seed, command=["odyssey", *sys.argv[1:]],
-                   layouts=layouts(args.layout))
+                   layouts=layouts(args.layout), platform=args.platform)
     out = emit_dir(args.out, lambda path: write_design(gen, path))
     t = gen.tiling
     dims = " x ".join(str(g.outer) for g in t.space)
@@ -108,6 +109,18 @@ def _cmd_csim(args: argparse.Namespace) -> int:
     return 0 if res.passed else 2
 
 
+def _design_platform(d: Path, given: str | None) -> str:
+    """``given``, else the platform a design directory's descriptor was generated for (u250 when
+    the descriptor cannot say)."""
+    if given:
+        return given
+    try:
+        found = json.loads((d / "descriptor.json").read_text()).get("platform")
+    except (OSError, ValueError, AttributeError):
+        return "u250"
+    return found if isinstance(found, str) and found else "u250"
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from odyssey.codegen.static_check import check_design
     from odyssey.platforms import load_platform
@@ -115,7 +128,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     d = Path(args.dir)
     if not (d / "descriptor.json").is_file():
         raise OdysseyError(f"{d}: not a design directory (no descriptor.json); create one with `odyssey generate`")
-    report = check_design(d, clock_mhz=load_platform(args.platform).clock_mhz)
+    report = check_design(d, clock_mhz=load_platform(_design_platform(d, args.platform)).clock_mhz)
     emit_json(args.json, report.as_json())
     print(f"{d}: {len(report.processes)} processes, {report.channels} channels: "
           + ("ok" if report.ok else f"{len(report.problems)} problem(s)"))
@@ -145,7 +158,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         from odyssey.platforms import load_platform
 
         desc = load_descriptor(d / "descriptor.json")
-        model = model_from_descriptor(desc, load_platform(args.platform))
+        model = model_from_descriptor(desc, load_platform(args.platform or desc["platform"]))
         pred = model.evaluate_one(desc["tiling"])
         record["model_cycles"] = float(pred["latency_cycles"])
         record["error_percent"] = 100.0 * (float(pred["latency_cycles"]) - res.cycles) / res.cycles
@@ -210,6 +223,9 @@ def _cmd_model(args: argparse.Namespace) -> int:
     rows += [[k, f"{v:,.0f}"] for k, v in rec["offchip_bytes"].items()]
     rows.append(["total", f"{rec['offchip_bytes_total']:,.0f}"])
     print(table(rows))
+    rows = [["DRAM port", "memory", "channel", "cycles per word at its share"]]
+    rows += [[p["name"], p["memory"], p["connectivity"], f"{p['pace_cycles_per_word']:.3f}"] for p in rec["dram_ports"]]
+    print(table(rows))
     emit_json(args.json, rec)
     return 0
 
@@ -246,6 +262,8 @@ def register(sub: Any) -> None:
     g.add_argument("--seed", type=seed, default=1,
                    help="seed of the testbench's random inputs (default 1)")
     g.add_argument("--layout", action="append", default=[], metavar="ARRAY=LAYOUT", help=LAYOUT_HELP)
+    g.add_argument("--platform", default="u250",
+                   help="its clock, part and DRAM channels: " + PLATFORM_HELP)
     add_json(g, "what was written (folder, files, design, tiling, array)")
     g.set_defaults(func=_cmd_generate, outputs=outputs(("out", "design"), ("json", "file")))
 
@@ -263,8 +281,9 @@ def register(sub: Any) -> None:
     k = sub.add_parser("check", help="static checks of a generated design's printed C++ (dataflow "
                        "channels and call order, pragma targets, m_axi depths, clock)")
     k.add_argument("dir", help="design directory written by `odyssey generate`")
-    k.add_argument("--platform", default="u250",
-                   help="platform whose clock hls.tcl must use: " + PLATFORM_HELP)
+    k.add_argument("--platform", default=None,
+                   help="platform whose clock hls.tcl must use (default: the one the design was generated "
+                        "for): " + PLATFORM_HELP)
     add_json(k, "one object (ok, loops, problems)")
     k.set_defaults(func=_cmd_check, outputs=outputs(("json", "file")))
 
@@ -275,8 +294,9 @@ def register(sub: Any) -> None:
     add_json(s, "one object with simulated_cycles and modules")
     s.add_argument("--compare", action="store_true",
                    help="also print the analytic model's latency and its error")
-    s.add_argument("--platform", default="u250",
-                   help="platform of the model (with --compare): " + PLATFORM_HELP)
+    s.add_argument("--platform", default=None,
+                   help="platform of the model (with --compare; default: the one the design was generated "
+                        "for): " + PLATFORM_HELP)
     s.set_defaults(func=_cmd_sim, outputs=outputs(("json", "file")))
 
     m = sub.add_parser("model", help="latency, resources and off-chip traffic of a design and tiling")

@@ -186,7 +186,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         from odyssey.codegen.writer import write_design
 
         gen = generate(ks, ks.design(best["design"]), best["tiling"], seed=args.seed,
-                       command=["odyssey", *sys.argv[1:]])
+                       command=["odyssey", *sys.argv[1:]], platform=args.platform)
         out = emit_dir(args.emit, lambda path: write_design(gen, path), "--emit")
         print(f"wrote {out}/ for design {best_id}")
     if interrupted:

@@ -12,7 +12,9 @@ cannot drift apart.
   partitions) and double buffering;
 * :class:`Channel`: a stream or a stream of blocks of the dataflow region, with its depth;
 * :class:`Process`: one call of the region, with the channels it reads and writes;
-* :class:`DramPort`: an m_axi port of the top function, its word and the size of its image;
+* :class:`DramPort`: an m_axi port of the top function, its word, the size of its image, its
+  DRAM channel and bundle, and its pace at its share of the channel
+  (:mod:`.channels` states the assignment and sharing rules);
 * :class:`HostImage`: the layout of the DRAM image the host testbench builds for an operand;
 * the module functions (:class:`~odyssey.codegen.hls_ast.Function`, with kind, operand and
   boundary flag) and the pass loops the top function runs around the region.
@@ -20,16 +22,24 @@ cannot drift apart.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from odyssey.codegen import io_modules as io
+from odyssey.codegen.channels import (
+    PortTraffic,
+    accesses_per_pass,
+    assign_channels,
+    bundle_name,
+    port_paces,
+)
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
-from odyssey.codegen.hls_ast import Function, Typedef
+from odyssey.codegen.hls_ast import Function, Typedef, stmt_json
 from odyssey.codegen.layout import DramLayout, dram_layout
 from odyssey.codegen.top import build_array, has_cin
 from odyssey.expr import Expr, const, evaluate
+from odyssey.platforms import Platform, load_platform
 
 BufferRole = Literal["input_block", "accumulator", "running_sums", "partial_sums"]
 Direction = Literal["in", "out"]
@@ -83,7 +93,11 @@ class Process:
 
 @dataclass(frozen=True, slots=True)
 class DramPort:
-    """An m_axi port of ``kernel0``: ``words`` words of ``lanes`` elements of ``elem_bits``."""
+    """An m_axi port of ``kernel0``: ``words`` words of ``lanes`` elements of ``elem_bits``,
+    on DRAM channel ``channel`` of ``memory`` (Vitis connectivity ``connectivity``, e.g.
+    ``DDR[1]``) through the m_axi bundle ``bundle`` (one per channel). ``pace`` is the cycles
+    per word of its share of the channel at the tiling (:mod:`.channels`), which the timed
+    simulation charges."""
 
     name: str
     operand: str
@@ -93,6 +107,15 @@ class DramPort:
     lanes: int
     lanes_sym: Expr
     words: int
+    channel: int = 0
+    memory: str = ""
+    bundle: str = "gmem0"
+    connectivity: str = ""
+    pace: float = 0.0
+
+    @property
+    def word_bytes(self) -> int:
+        return self.lanes * self.elem_bits // 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,14 +169,42 @@ class ArrayIR:
         return next(f for f in self.modules if f.name == name)
 
 
-def array_ir(ctx: Ctx) -> ArrayIR:
-    """Build the array of ``ctx`` (its modules, wiring and call order) and describe it."""
+def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
+    """Build the array of ``ctx`` (its modules, wiring and call order) and describe it; its DRAM
+    ports go to the channels of ``platform``'s kernel memory (default: the U250's)."""
     arr = build_array(ctx)
     channels = tuple(Channel(f.name, f.ctype, f.bits, f.depth, "blocks" if f.kind == "blocks" else "stream",
                              arr.partitions.get(f.name, ())) for f in arr.fifos.values())
     processes = tuple(Process(i.func, i.template_args, i.args, arr.channels(i)) for i in arr.instances)
-    return ArrayIR(tuple(arr.functions.values()), processes, channels, _buffers(ctx), _ports(ctx),
+    modules = tuple(arr.functions.values())
+    ports = _on_channels(ctx, _ports(ctx), modules, platform or load_platform("u250"))
+    return ArrayIR(modules, processes, channels, _buffers(ctx), ports,
                    ctx.pass_loops, arr.scalars, tuple(arr.typedefs), _host_images(ctx), ctx.kernel_scalars)
+
+
+def _on_channels(ctx: Ctx, ports: tuple[DramPort, ...], modules: tuple[Function, ...],
+                 platform: Platform) -> tuple[DramPort, ...]:
+    """``ports`` with their channel, bundle and pace (:mod:`.channels`: the assignment rule on
+    the arrays' sizes, the sharing rule on the accesses per pass at the tiling)."""
+    mem = platform.kernel_memory
+    values = ctx.scop.param_values
+    sizes = []
+    for op in (*ctx.inputs, ctx.output):
+        n = 1
+        for d in op.array.shape:
+            n *= d.evaluate(values)
+        sizes.append((op.name, n))
+    chan = assign_channels(sizes, mem.channels)
+    counts = accesses_per_pass([(f.template, [stmt_json(s) for s in f.body]) for f in modules], {})
+    traffic = [PortTraffic(p.name, chan[p.operand], const(p.word_bytes), counts.get(p.name, const(0)))
+               for p in ports]
+    paces = port_paces(traffic, mem.bytes_per_cycle(platform.clock_mhz))
+    out = []
+    for p in ports:
+        c = chan[p.operand]
+        out.append(replace(p, channel=c, memory=mem.kind, bundle=bundle_name(c), connectivity=mem.connectivity(c),
+                           pace=float(evaluate(paces[p.name], ctx.env))))
+    return tuple(out)
 
 
 def _positions(ctx: Ctx, loops: tuple[str, ...]) -> tuple[int, Expr]:

@@ -50,9 +50,9 @@ def _one_of(value: str, choices: tuple[_L, ...]) -> _L:
     raise AssertionError(f"{value!r} is not one of {', '.join(choices)}")
 
 
-def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str) -> Descriptor:
-    """The descriptor of the array ``ir`` built from ``ctx``; ``command`` is the command line
-    that asked for it."""
+def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: str = "u250") -> Descriptor:
+    """The descriptor of the array ``ir`` built from ``ctx`` for ``platform``; ``command`` is the
+    command line that asked for it."""
     t = ctx.tiling
     d = t.design
     scop = ctx.scop
@@ -65,6 +65,7 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str) -> Descriptor:
         "schema_version": SCHEMA_VERSION,
         "generator": "odyssey",
         "command": command,
+        "platform": platform,
         "kernel": {"file": scop.file, "function": scop.function, "statement": ctx.main.text,
                    "op": ctx.main.op, "initial_value": ctx.c0},
         "design": {"id": d.id, "index": d.index, "dataflow": d.dataflow, "ordering": d.ordering,
@@ -107,7 +108,8 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str) -> Descriptor:
                   for c in ir.channels],
         "passes": {"loops": list(ir.pass_loops)},
         "ports": [{"name": p.name, "operand": p.operand, "direction": p.direction, "elem_bits": p.elem_bits,
-                   "lanes_sym": _j(p.lanes_sym)} for p in ir.ports],
+                   "lanes_sym": _j(p.lanes_sym), "channel": p.channel, "memory": p.memory, "bundle": p.bundle,
+                   "connectivity": p.connectivity} for p in ir.ports],
         "processes": [{"func": p.func, "template_args": list(p.template_args),
                        "channels": [{"name": c, "direction": dr} for c, dr in p.channels]}
                       for p in ir.processes],

@@ -41,8 +41,9 @@ from odyssey.mapping.space import Level
 #: 2: module operands and boundary flags, buffer roles and symbolic instances, ports, passes;
 #: 3: module roles (reader, chain, loader, feeder, pe, drain, writer);
 #: 4: an input's pack dimension and per-dimension pack factors (``pack_*`` of an operand)
-SchemaVersion = Literal[4]
-SCHEMA_VERSION: Final[SchemaVersion] = 4
+#: 5: the platform; every port's DRAM channel, memory kind, m_axi bundle and Vitis connectivity
+SchemaVersion = Literal[5]
+SCHEMA_VERSION: Final[SchemaVersion] = 5
 
 AssignOp = Literal["=", "+=", "-=", "*="]
 OutputAccumulation = Literal["on_chip", "partial_sums_leave_array"]
@@ -82,6 +83,11 @@ _EXPR = Check(
 
 #: an expression in the JSON form of :func:`odyssey.expr.to_json`
 ExprJson: TypeAlias = Annotated[JSONValue, _EXPR]
+
+def _check_channel(value: Any, path: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise JsonMismatch(path, f"expected a channel index (an integer >= 0); got {show(value)}")
+
 
 # --- module ASTs ---------------------------------------------------------------------------
 
@@ -338,13 +344,19 @@ class PassesJson(TypedDict):
 
 
 class PortJson(TypedDict):
-    """An m_axi port of ``kernel0``."""
+    """An m_axi port of ``kernel0`` on DRAM channel ``channel`` of the platform's memory of kind
+    ``memory`` (``odyssey/codegen/channels.py`` states the assignment rule)."""
 
     name: str
     operand: str
     direction: PortDirection
     elem_bits: int
     lanes_sym: ExprJson  # elements per word
+    channel: Annotated[int, Check("Channel", "a channel index >= 0", lambda v, path: _check_channel(v, path),
+                                  lambda base: {**base, "type": "integer", "minimum": 0})]
+    memory: str  # the memory's kind in the platform file, e.g. DDR4-2400, HBM2
+    bundle: str  # the m_axi bundle: one per channel
+    connectivity: str  # the Vitis --connectivity.sp memory, e.g. DDR[0], HBM[3]
 
 
 class ChannelUseJson(TypedDict):
@@ -368,6 +380,7 @@ class Descriptor(TypedDict):
     schema_version: SchemaVersion
     generator: Literal["odyssey"]
     command: str
+    platform: str  # the platform the design was generated for (a bundled name or a file)
     kernel: KernelJson
     design: DesignJson
     sizes: dict[str, int]

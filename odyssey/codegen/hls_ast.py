@@ -295,10 +295,10 @@ def print_stmt(s: Stmt, indent: int, out: list[str], *, in_pipe: bool = False) -
         out.append(f"{pad}{s.stream}.write({s.value});")
     elif isinstance(s, DramRead):
         out.append(f"{pad}{s.target} = {s.port}[{s.index}];")
-        out.append(f"{pad}ODYSSEY_DRAM({_run(s.run)});")
+        out.append(f"{pad}ODYSSEY_DRAM_PORT({_run(s.run)}, {s.port});")
     elif isinstance(s, DramWrite):
         out.append(f"{pad}{s.port}[{s.index}] = {s.value};")
-        out.append(f"{pad}ODYSSEY_DRAM({_run(s.run)});")
+        out.append(f"{pad}ODYSSEY_DRAM_PORT({_run(s.run)}, {s.port});")
     elif isinstance(s, Call):
         targs = f"<{', '.join(s.template_args)}>" if s.template_args else ""
         call = f"{s.func}{targs}({', '.join(s.args)})"

@@ -74,7 +74,8 @@ def top_functions(ctx: Ctx, ir: ArrayIR) -> tuple[Function, ...]:
     the design has pass loops, the dataflow region ``kernel0_pass`` it calls once per pass."""
     params = tuple(Param(p.ctype + " *", p.name) for p in ir.ports)
     params += tuple(Param(ctype, name) for name, ctype in ir.kernel_scalars)
-    iface: list[Stmt] = [Pragma(f"HLS INTERFACE m_axi port={p.name} offset=slave bundle=gmem_{p.name} "
+    # one bundle (AXI master) per DRAM channel: the ports of the arrays on a channel share it
+    iface: list[Stmt] = [Pragma(f"HLS INTERFACE m_axi port={p.name} offset=slave bundle={p.bundle} "
                                 f"depth={p.words}") for p in ir.ports]
     iface += [Pragma(f"HLS INTERFACE s_axilite port={name}") for name, _ in ir.kernel_scalars]
     iface.append(Pragma("HLS INTERFACE s_axilite port=return"))
@@ -102,7 +103,10 @@ def kernel_files(ctx: Ctx, ir: ArrayIR, header_comment: str, *, burst_overhead: 
     defines += [(m, str(v)) for op in ctx.operands for m, v in op.pack_values().items()]
     # the timed simulation's assumptions, before the headers that read them
     configure = (("ODYSSEY_DRAM_BURST_OVERHEAD", str(burst_overhead)),
-                 ("ODYSSEY_REGION_RESTART", str(region_restart)))
+                 ("ODYSSEY_REGION_RESTART", str(region_restart)),
+                 # each port's index and pace (cycles per word at its share of its DRAM channel)
+                 *((f"ODYSSEY_DRAM_PORT_{p.name}", str(i)) for i, p in enumerate(ir.ports)),
+                 *((f"ODYSSEY_DRAM_PACE_{p.name}", repr(p.pace)) for p in ir.ports))
     ctypes = {op.ctype for op in ctx.operands}
     tops = top_functions(ctx, ir)
     proto = print_function(tops[-1], prototype=True)

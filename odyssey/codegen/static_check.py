@@ -19,6 +19,11 @@ Rules, with their source in the Vitis HLS user guide (UG1399):
   lock object; every pointer argument of the top function has an ``m_axi`` INTERFACE with a
   ``depth`` (co-simulation sizes its memory model by it).
 * **Clock**: ``create_clock -period`` of ``hls.tcl`` equals the platform's kernel clock.
+* **Memory banks** (UG1393 "Kernel Interfaces": one AXI port per m_axi bundle; "Mapping Kernel
+  Ports to Memory": ``sp=<cu>.<argument>:<memory>``): every m_axi INTERFACE names a
+  ``bundle``; when the design has a ``connectivity.cfg``, it binds every pointer argument of
+  ``kernel0`` exactly once, and the arguments of one bundle to one memory (an AXI port reaches
+  one bank).
 
 * **Initiation intervals** (:mod:`odyssey.codegen.ii_check`): the smallest II each pipelined
   loop's memory ports and recurrences allow is computed from the code; a bound above the
@@ -166,7 +171,51 @@ def check_design(design_dir: Path, *, clock_mhz: float | None = None) -> CheckRe
         _check_iis(region, funcs, defines, report)
     if clock_mhz is not None:
         _check_clock(d / "hls.tcl", clock_mhz, report)
+    if "kernel0" in funcs:
+        _check_banks(funcs["kernel0"], d / "connectivity.cfg", report)
     return report
+
+
+_SP = re.compile(r"^\s*sp\s*=\s*kernel0_\d+\.(\w+)\s*:\s*(\S+)\s*$", re.M)
+
+
+def _check_banks(top: CFunction, cfg: Path, report: CheckReport) -> None:
+    """The memory-bank rule of the module docstring."""
+    bundles: dict[str, str] = {}
+    for line in top.body:
+        m = _PRAGMA.match(line)
+        if m is None or m.group(1).upper() != "INTERFACE" or "m_axi" not in m.group(2):
+            continue
+        port = re.search(r"port=(\w+)", m.group(2))
+        bundle = re.search(r"\bbundle=(\w+)", m.group(2))
+        if port is None:
+            continue
+        if bundle is None:
+            report.problems.append(Problem(f"m_axi port `{port.group(1)}` names no bundle", "kernel0",
+                                           "ports without a bundle share the default one (UG1399, M_AXI "
+                                           "bundles), whatever their DRAM channel"))
+            continue
+        bundles[port.group(1)] = bundle.group(1)
+    if not cfg.is_file():
+        return
+    memory: dict[str, list[str]] = {}
+    for m in _SP.finditer(cfg.read_text()):
+        memory.setdefault(m.group(1), []).append(m.group(2))
+    pointers = [name for ctype, name in top.params if "*" in ctype]
+    for name in pointers:
+        if len(memory.get(name, [])) != 1:
+            report.problems.append(Problem(f"`{name}` is bound {len(memory.get(name, []))} times in {cfg.name}",
+                                           str(cfg), "v++ --connectivity.sp binds each kernel argument to "
+                                           "one memory (UG1393, Mapping Kernel Ports to Memory)"))
+    on: dict[str, set[str]] = {}
+    for name in pointers:
+        if name in bundles and len(memory.get(name, [])) == 1:
+            on.setdefault(bundles[name], set()).add(memory[name][0])
+    for name, mems in sorted(on.items()):
+        if len(mems) > 1:
+            report.problems.append(Problem(f"bundle `{name}` is bound to {', '.join(sorted(mems))}", str(cfg),
+                                           "the arguments of one bundle share one AXI port (UG1393, Kernel "
+                                           "Interfaces), which reaches one memory"))
 
 
 _DEFINE = re.compile(r"^#define (\w+) (-?\d+)$", re.M)

@@ -25,6 +25,12 @@ stage of the drain path: the epilogue), the latency is the largest of
   forwards words as the reader delivers them, from the region's start);
 * any other module ``m`` (feeders, which wait for their first block): ``first + L_m + drain``;
 
+Every DRAM reader and writer runs at ``max(its issue rate, its share of its DRAM channel)``
+plus its burst overheads: the descriptor gives each port's channel, the platform the
+channel's bytes per cycle, and :func:`odyssey.codegen.channels.port_paces` the share
+(ports on one channel split it in proportion to their bytes per pass), which
+:mod:`odyssey.model.latency` charges per iteration of each pipelined DRAM loop.
+
 These terms are those of one *pass*: a design whose ordering puts a reduction tile loop outside
 the output's loops runs its dataflow region once per iteration of the pass loops (the
 ordering's loops up to that reduction loop), reading partial sums back at the start of a pass
@@ -44,9 +50,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from odyssey.codegen.array_ir import BufferRole
+from odyssey.codegen.channels import PortTraffic, accesses_per_pass, port_paces
 from odyssey.codegen.descriptor_schema import SCHEMA_VERSION, Descriptor, ExprJson, OperandJson
 from odyssey.codegen.roles import ModuleKind
-from odyssey.errors import ModelError
+from odyssey.errors import ModelError, PlatformError
 from odyssey.expr import Expr, const, eceil, emax, emin, from_json, mul, substitute
 from odyssey.model.design_model import DesignModel, ParamSpec
 from odyssey.model.latency import module_latency, pipeline_depth, read_back_fraction
@@ -60,9 +67,25 @@ def _e(obj: ExprJson, subst: Mapping[str, Expr]) -> Expr:
     return substitute(from_json(obj), subst)
 
 
+def channel_paces(desc: Descriptor, subst: Mapping[str, Expr], rates: Mapping[str, float]) -> dict[str, Expr]:
+    """Cycles per word of every DRAM port at its share of its channel, in the tuning parameters:
+    ``rates`` maps a memory kind to a channel's bytes per cycle (a port of a kind it lacks has
+    no bandwidth limit)."""
+    counts = accesses_per_pass([(m.get("template", []), m["ast"]) for m in desc["modules"]], subst)
+    out: dict[str, Expr] = {}
+    for kind, rate in rates.items():
+        traffic = [PortTraffic(p["name"], int(p["channel"]), _e(p["lanes_sym"], subst) * (int(p["elem_bits"]) // 8),
+                               counts.get(p["name"], const(0)))
+                   for p in desc["ports"] if p["memory"] == kind]
+        out.update(port_paces(traffic, rate))
+    return out
+
+
 def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "accurate",
-                      region_restart: int | None = None) -> dict[str, Expr]:
-    """Every model expression of a descriptor, in the tuning parameters (sizes substituted)."""
+                      region_restart: int | None = None, rates: Mapping[str, float] | None = None) -> dict[str, Expr]:
+    """Every model expression of a descriptor, in the tuning parameters (sizes substituted);
+    ``rates`` (memory kind -> bytes per cycle of a channel) bounds the DRAM ports by their
+    channels' bandwidth (none: by their issue rate and bursts only)."""
     if variant not in VARIANTS:
         raise ModelError(f"unknown model variant `{variant}`; choose one of {', '.join(VARIANTS)}")
     if desc.get("schema_version") != SCHEMA_VERSION:
@@ -78,7 +101,8 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
                 subst[macro] = _e(factor, subst)
     loops = loop_table(desc, subst)
     mods = {m["name"]: m for m in desc["modules"]}
-    lat = {name: module_latency(m, subst, burst_overhead=burst_overhead) for name, m in mods.items()}
+    paces = channel_paces(desc, subst, rates or {})
+    lat = {name: module_latency(m, subst, burst_overhead=burst_overhead, paces=paces) for name, m in mods.items()}
     out_op = next(o for o in desc["operands"] if o["role"] == "output")
     inputs = [o for o in desc["operands"] if o["role"] == "input"]
 
@@ -172,10 +196,10 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     else:
         # passes that read partial sums back and passes that do not run at their own pace:
         # a fraction f of the P passes reads (the partial-sum path is busy), the rest does not
-        reading, _, _ = pass_terms({n: module_latency(m, subst, burst_overhead=burst_overhead, taken=True)
-                                    for n, m in mods.items()})
-        quiet, _, _ = pass_terms({n: module_latency(m, subst, burst_overhead=burst_overhead, taken=False)
-                                  for n, m in mods.items()})
+        reading, _, _ = pass_terms({n: module_latency(m, subst, burst_overhead=burst_overhead, taken=True,
+                                                      paces=paces) for n, m in mods.items()})
+        quiet, _, _ = pass_terms({n: module_latency(m, subst, burst_overhead=burst_overhead, taken=False,
+                                                    paces=paces) for n, m in mods.items()})
         passes_total = n_pass * (read_frac * emax(*reading.values()) + (1 - read_frac) * emax(*quiet.values()))
     comm = n_pass * emax(*[lat[reader[o["name"]]] for o in inputs], lat[l3_out_name])
     compute = n_pass * emax(*[lat[n] for n in pe_names])  # what the PEs take (inner tiles flattened)
@@ -198,6 +222,8 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
         exprs[f"bram:{name}"] = e
     for name, e in per_array.items():
         exprs[f"offchip:{name}"] = e
+    for name, e in paces.items():
+        exprs[f"pace:{name}"] = e
     return exprs
 
 
@@ -213,8 +239,15 @@ def _padding(desc: Descriptor, loops: Mapping[str, dict[str, Expr]]) -> Expr:
 
 def model_from_descriptor(desc: Descriptor, platform: Platform, *, variant: str = "accurate",
                           ops: float | None = None) -> DesignModel:
-    burst = int(platform.memories[0].burst_overhead_cycles)
-    exprs = model_expressions(desc, burst_overhead=burst, variant=variant)
+    kinds = sorted({p["memory"] for p in desc["ports"]})
+    try:
+        memories = [platform.memory(k) for k in kinds]
+    except PlatformError as exc:
+        raise ModelError(f"{exc}: the descriptor's DRAM ports use {', '.join(kinds)}; model it on the platform "
+                         "it was generated for, or regenerate it with that --platform") from None
+    burst = int(memories[0].burst_overhead_cycles if memories else platform.kernel_memory.burst_overhead_cycles)
+    rates = {m.kind: m.bytes_per_cycle(platform.clock_mhz) for m in memories}
+    exprs = model_expressions(desc, burst_overhead=burst, variant=variant, rates=rates)
     params = tuple(ParamSpec(p["name"], p["loop"], p["level"], int(p["lower"]), int(p["upper"]), p["divides"])
                    for p in desc["params"])
     if ops is None:
@@ -226,6 +259,8 @@ def model_from_descriptor(desc: Descriptor, platform: Platform, *, variant: str 
                        info={"dataflow": desc["design"]["dataflow"], "ordering": desc["design"]["ordering"],
                              "buffers_of": buffer_owners(desc),
                              "pe_modules": [m["name"] for m in desc["modules"] if m["kind"] == "pe"],
+                             "ports": [{"name": p["name"], "memory": p["memory"], "channel": p["channel"],
+                                        "connectivity": p["connectivity"]} for p in desc["ports"]],
                              "modules": [m["name"] for m in desc["modules"]]})
 
 

@@ -4,8 +4,13 @@ Rules (cycles), the same ones the timed simulation implements:
 
 * a pipelined loop nest (a perfect nest of loops whose innermost loop is pipelined at
   ``II``, flattened by HLS) of ``N`` iterations and depth ``D`` takes
-  ``(N - 1) * II + D`` cycles (0 when ``N = 0``), plus the DRAM port's per-burst overhead
-  for every burst it issues (``N / run`` bursts per DRAM access of run length ``run``);
+  ``(N - 1) * max(II, pace) + D`` cycles (0 when ``N = 0``), plus the DRAM port's per-burst
+  overhead for every burst it issues (``N / run`` bursts per DRAM access of run length
+  ``run``). ``pace`` is the cycles per iteration its DRAM accesses need at their ports' share
+  of their channels' bandwidth (:mod:`odyssey.codegen.channels`): the sum of the paces of a
+  port's accesses in the body, the largest over the ports (0 without DRAM accesses). So a
+  DRAM reader or writer takes ``max(its issue rate, bytes / its share of the channel)`` plus
+  its burst overheads;
 * a loop that is not pipelined takes ``trip * latency(body)`` (no per-iteration overhead);
 * an ``if`` takes ``freq * latency(then) + (1 - freq) * latency(else)``;
 * statements outside pipelines (declarations, lock acquisition) take 0.
@@ -19,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from odyssey.codegen.descriptor_schema import ExprJson, ModuleJson, StmtJson, nested_blocks
-from odyssey.expr import Expr, const, from_json, lt, substitute, where
+from odyssey.expr import Const, Expr, const, emax, from_json, lt, substitute, where
 from odyssey.platforms import assumption
 
 
@@ -51,20 +56,39 @@ def _dram_nodes(stmts: Sequence[StmtJson]) -> list[StmtJson]:
     return out
 
 
+def _issue(ii: Expr, pace: Expr) -> Expr:
+    """Cycles between iterations: ``max(II, pace)``, folded when both are numbers."""
+    if isinstance(pace, Const) and isinstance(ii, Const):
+        return ii if pace.value <= ii.value else pace
+    return emax(ii, pace)
+
+
+def _pace(body: Sequence[StmtJson], paces: Mapping[str, Expr]) -> Expr:
+    """Cycles per iteration the DRAM accesses of ``body`` need: per port the sum of its
+    accesses' paces, the largest over the ports (0 without accesses or without ``paces``)."""
+    per: dict[str, Expr] = {}
+    for d in _dram_nodes(body):
+        port = d["port"]
+        if port in paces:
+            per[port] = per.get(port, const(0)) + paces[port]
+    return emax(*per.values()) if per else const(0)
+
+
 def block_latency(
     stmts: Sequence[StmtJson], subst: Mapping[str, Expr], *, burst_overhead: int,
-    taken: bool | None = None,
+    taken: bool | None = None, paces: Mapping[str, Expr] | None = None,
 ) -> Expr:
     """Latency in cycles of a statement list (see the module docstring). ``taken`` forces
-    every ``if`` that carries a frequency to be taken (True) or not (False)."""
+    every ``if`` that carries a frequency to be taken (True) or not (False); ``paces`` gives
+    each DRAM port's cycles per word at its share of its channel (none: no bandwidth limit)."""
     total: Expr = const(0)
     for s in stmts:
-        total = total + _stmt_latency(s, subst, burst_overhead, taken)
+        total = total + _stmt_latency(s, subst, burst_overhead, taken, paces or {})
     return total
 
 
 def _stmt_latency(s: StmtJson, subst: Mapping[str, Expr], burst_overhead: int,
-                  taken: bool | None = None) -> Expr:
+                  taken: bool | None, paces: Mapping[str, Expr]) -> Expr:
     t = s.get("type")
     if t == "for":
         chain = _pipelined_chain(s)
@@ -80,12 +104,12 @@ def _stmt_latency(s: StmtJson, subst: Mapping[str, Expr], burst_overhead: int,
             bursts: Expr = const(0)
             for d in _dram_nodes(inner["body"]):
                 bursts = bursts + n / _expr(d.get("run", 1), subst)
-            body = (n - 1) * ii + depth + bursts * burst_overhead
+            body = (n - 1) * _issue(ii, _pace(inner["body"], paces)) + depth + bursts * burst_overhead
             return where(lt(0, n), body, 0)
         if s.get("unroll"):
             return const(0)
         return _expr(s["trip"], subst) * block_latency(s["body"], subst, burst_overhead=burst_overhead,
-                                                       taken=taken)
+                                                       taken=taken, paces=paces)
     if t == "if":
         freq: Expr
         recorded = s.get("freq")
@@ -95,21 +119,22 @@ def _stmt_latency(s: StmtJson, subst: Mapping[str, Expr], burst_overhead: int,
             freq = _expr(recorded, subst)
         else:
             freq = const(1 if taken else 0)
-        then = block_latency(s["then"], subst, burst_overhead=burst_overhead, taken=taken)
-        other = block_latency(s.get("else", []), subst, burst_overhead=burst_overhead, taken=taken)
+        then = block_latency(s["then"], subst, burst_overhead=burst_overhead, taken=taken, paces=paces)
+        other = block_latency(s.get("else", []), subst, burst_overhead=burst_overhead, taken=taken, paces=paces)
         return freq * then + (const(1) - freq) * other
     if t == "block":
-        return block_latency(s["body"], subst, burst_overhead=burst_overhead, taken=taken)
+        return block_latency(s["body"], subst, burst_overhead=burst_overhead, taken=taken, paces=paces)
     return const(0)
 
 
 def module_latency(module: ModuleJson, subst: Mapping[str, Expr], *, burst_overhead: int,
-                   taken: bool | None = None) -> Expr:
-    """Latency of one module (its head instance) in cycles; ``taken`` as in :func:`block_latency`."""
+                   taken: bool | None = None, paces: Mapping[str, Expr] | None = None) -> Expr:
+    """Latency of one module (its head instance) in cycles; ``taken`` and ``paces`` as in
+    :func:`block_latency`."""
     local = dict(subst)
     for tp in module.get("template", []):
         local[tp.split()[-1]] = const(0)
-    return block_latency(module["ast"], local, burst_overhead=burst_overhead, taken=taken)
+    return block_latency(module["ast"], local, burst_overhead=burst_overhead, taken=taken, paces=paces)
 
 
 def read_back_fraction(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr | None:

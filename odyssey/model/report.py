@@ -50,4 +50,7 @@ def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any
         "bram18k_by_buffer": bram_parts,
         "offchip_bytes": {k[len("offchip:"):]: float(v) for k, v in r.items() if k.startswith("offchip:")},
         "offchip_bytes_total": float(r["offchip_bytes"]),
+        "dram_ports": [{**port, "pace_cycles_per_word": float(r[f"pace:{port['name']}"])}
+                       for port in cast(list[dict[str, Any]], model.info.get("ports", []))
+                       if f"pace:{port['name']}" in r],
     }

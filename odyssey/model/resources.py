@@ -21,9 +21,10 @@ per visit of its tile and read back on the visits that carry partial sums.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from odyssey.codegen.descriptor_schema import Descriptor, ExprJson, StmtJson
+from odyssey.codegen.channels import dram_counts
+from odyssey.codegen.descriptor_schema import Descriptor, ExprJson
 from odyssey.expr import Expr, ceil_div, const, from_json, le, mul, substitute, where
 from odyssey.platforms import op_cost
 
@@ -118,7 +119,7 @@ def offchip_bytes(desc: Descriptor, subst: Mapping[str, Expr], *,
         local = dict(subst)
         for tp in m.get("template", []):
             local[tp.split()[-1]] = const(0)
-        for port, count in _dram_counts(m["ast"], local, const(1)):
+        for port, count in dram_counts(m["ast"], local, const(1)):
             p = ports[port]
             nbytes = count * _e(p["lanes_sym"], subst) * (int(p["elem_bits"]) // 8) * passes
             array = arrays[p["operand"]]
@@ -127,22 +128,3 @@ def offchip_bytes(desc: Descriptor, subst: Mapping[str, Expr], *,
     for v in per.values():
         total = total + v
     return total, per
-
-
-def _dram_counts(stmts: Sequence[StmtJson], subst: Mapping[str, Expr], times: Expr) -> list[tuple[str, Expr]]:
-    """``(port, executions)`` of every DRAM access in ``stmts`` run ``times`` times."""
-    out: list[tuple[str, Expr]] = []
-    for s in stmts:
-        t = s.get("type")
-        if t in ("dram_read", "dram_write"):
-            out.append((s["port"], times))
-        elif t == "for":
-            out.extend(_dram_counts(s["body"], subst, times * _e(s["trip"], subst)))
-        elif t == "if":
-            recorded = s.get("freq")
-            freq = _e(recorded, subst) if recorded is not None else const(1)
-            out.extend(_dram_counts(s["then"], subst, times * freq))
-            out.extend(_dram_counts(s.get("else", []), subst, times * (const(1) - freq)))
-        elif t == "block":
-            out.extend(_dram_counts(s["body"], subst, times))
-    return out

@@ -3,8 +3,12 @@
 A platform file (``u250.json`` is the reference) gives the device totals
 (DSP48E2 slices, BRAM18K blocks, URAM288 blocks, LUTs, flip-flops), the usable
 fraction of each (default 0.7: designs above ~70 % rarely route at 300 MHz),
-the clock, the off-chip memory interfaces with their burst model, and the
-on-chip memory block geometry. Files are checked against a declarative schema
+the clock, the off-chip memories (channels, GB/s per channel, burst model, each with its
+``source``), and the on-chip memory block geometry. The first memory listed is the one the
+generated kernels use: their arrays are assigned to its channels
+(:mod:`odyssey.codegen.channels`). A channel's bytes per kernel cycle are derived,
+``GB/s * 1000 / clock_mhz`` (U250 DDR4-2400: 19.2 GB/s at 300 MHz = 64 bytes/cycle; U280
+HBM2 pseudo-channel: 14.375 GB/s = 47.9 bytes/cycle), never entered by hand. Files are checked against a declarative schema
 before any object is built; errors name the file, the key and the value.
 
 The resource budget a model may use is ``available(p, r) = total(r) *
@@ -48,12 +52,14 @@ _NOTES = {"notes": Str()}
 _MEMORY_SPEC = Obj(
     required={
         "kind": Str(),
-        "ports": Int(),
-        "bandwidth_gbps_per_port": Num(),
+        "channels": Int(),
+        "bandwidth_gbps_per_channel": Num(),
+        "sp_tag": Str(),
         "port_width_bits": Int(),
         "max_burst_beats": Int(),
         "burst_overhead_cycles": Int(0),
         "read_latency_cycles": Int(0),
+        "source": Str(),
     },
     optional=_NOTES,
 )
@@ -120,25 +126,38 @@ class UsableFractions:
 
 @dataclass(frozen=True, slots=True)
 class MemoryInterface:
-    """Off-chip memory ports of one kind (DDR4 channels, HBM pseudo-channels).
+    """Off-chip memory of one kind: ``channels`` independent channels (DDR4 channels, HBM
+    pseudo-channels) of ``bandwidth_gbps_per_channel`` each, named ``sp_tag[k]`` in Vitis
+    connectivity (``DDR[0]``, ``HBM[3]``).
 
     A burst of ``b <= max_burst_beats`` beats of ``port_width_bits`` takes about
     ``burst_overhead_cycles + b`` kernel cycles; the first data of a read arrives
-    after ``read_latency_cycles``.
+    after ``read_latency_cycles``. ``source`` says where the figures come from.
     """
 
     kind: str
-    ports: int
-    bandwidth_gbps_per_port: float
+    channels: int
+    bandwidth_gbps_per_channel: float
+    sp_tag: str
     port_width_bits: int
     max_burst_beats: int
     burst_overhead_cycles: int
     read_latency_cycles: int
+    source: str = ""
 
     @property
     def total_bandwidth_gbps(self) -> float:
-        """Peak bandwidth over all ports in GB/s: ``ports * bandwidth_gbps_per_port``."""
-        return self.ports * self.bandwidth_gbps_per_port
+        """Peak bandwidth over all channels in GB/s: ``channels * bandwidth_gbps_per_channel``."""
+        return self.channels * self.bandwidth_gbps_per_channel
+
+    def bytes_per_cycle(self, clock_mhz: float) -> float:
+        """Bytes one channel moves per kernel cycle at ``clock_mhz``:
+        ``GB/s * 1e9 / (clock_mhz * 1e6)`` (19.2 GB/s at 300 MHz: 64.0)."""
+        return self.bandwidth_gbps_per_channel * 1000.0 / clock_mhz
+
+    def connectivity(self, channel: int) -> str:
+        """The Vitis ``--connectivity.sp`` memory of ``channel``: ``DDR[1]``, ``HBM[5]``."""
+        return f"{self.sp_tag}[{channel}]"
 
     @property
     def bytes_per_beat(self) -> int:
@@ -178,6 +197,20 @@ class Platform:
     bram18k: BramGeometry
     uram: UramGeometry
     origin: str
+
+    @property
+    def kernel_memory(self) -> MemoryInterface:
+        """The memory the generated kernels use: the first one the platform file lists
+        (HBM2 on the U280, DDR4 elsewhere)."""
+        return self.memories[0]
+
+    def memory(self, kind: str) -> MemoryInterface:
+        """The memory of ``kind`` (``HBM2``); PlatformError naming the kinds there are."""
+        for m in self.memories:
+            if m.kind == kind:
+                return m
+        raise PlatformError(f"{self.origin}: no memory of kind {kind!r}; its memories are "
+                            f"{', '.join(m.kind for m in self.memories)}")
 
 
 def _bundled_names() -> list[str]:

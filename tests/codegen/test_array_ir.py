@@ -43,11 +43,40 @@ def test_the_printer_and_the_descriptor_read_the_same_description() -> None:
     cpp = dict(gen.files)["kernel.cpp"]
     desc = json.loads(dict(gen.files)["descriptor.json"])
     for p in ir.ports:
-        assert f"port={p.name} offset=slave bundle=gmem_{p.name} depth={p.words}" in cpp
+        assert f"port={p.name} offset=slave bundle={p.bundle} depth={p.words}" in cpp
     for c in ir.channels:
         if c.kind == "stream":
             assert f"#pragma HLS STREAM variable={c.name} depth={c.depth}" in cpp
     assert [b["name"] for b in desc["memory"]] == [b.name for b in ir.buffers]
+    assert [(p["name"], p["channel"], p["bundle"], p["connectivity"]) for p in desc["ports"]] == \
+        [(p.name, p.channel, p.bundle, p.connectivity) for p in ir.ports]
+    cfg = dict(gen.files)["connectivity.cfg"]
+    assert all(f"sp=kernel0_1.{p.name}:{p.connectivity}" in cfg for p in ir.ports)
     assert [p["func"] for p in desc["processes"]] == [p.func for p in ir.processes]
     assert ir.pass_loops == () and desc["passes"]["loops"] == []
     assert array_ir(ctx) == ir  # built afresh from the same context: the same frozen value
+
+
+def test_channel_assignment_rule() -> None:
+    """Operands ranked by their array's elements (largest first, stable), dealt round-robin over
+    the channels; the output's read-back port shares the output's channel (one buffer)."""
+    from odyssey.codegen.channels import assign_channels
+
+    assert assign_channels([("A", 10), ("B", 30), ("C", 20)], 4) == {"B": 0, "C": 1, "A": 2}
+    assert assign_channels([("A", 5), ("B", 5), ("C", 5)], 2) == {"A": 0, "B": 1, "C": 0}
+    assert assign_channels([("A", 1), ("B", 2)], 1) == {"A": 0, "B": 0}
+    # MM 37x43 . 43x41: C (37*41 = 1517) and B (43*41 = 1763) and A (37*43 = 1591)
+    _, _, ir = _ir("ij-jk.i")
+    chan = {p.name: (p.channel, p.bundle, p.connectivity, p.memory) for p in ir.ports}
+    assert chan == {"B": (0, "gmem0", "DDR[0]", "DDR4-2400"), "A": (1, "gmem1", "DDR[1]", "DDR4-2400"),
+                    "C": (2, "gmem2", "DDR[2]", "DDR4-2400"), "C_in": (2, "gmem2", "DDR[2]", "DDR4-2400")}
+
+
+def test_u280_ports_use_one_hbm_pseudo_channel_each() -> None:
+    ks = space_of("mm.c", I="37", J="41", K="43")
+    ir = _build(ks, ks.design("ij-ij.k"), MM, "u280").ir
+    assert [(p.name, p.connectivity, p.bundle) for p in ir.ports] == [
+        ("A", "HBM[1]", "gmem1"), ("B", "HBM[0]", "gmem0"), ("C", "HBM[2]", "gmem2")]
+    # alone on its pseudo-channel, a port is paced at its word's bytes over 14.375e9 / 300e6
+    for p in ir.ports:
+        assert p.pace == p.word_bytes / (14375 / 300)

@@ -116,6 +116,11 @@ MUTATIONS = [
     ("buffer role", ("memory", 1, "role"), "scratch", "memory[1].role: expected one of input_block, "),
     ("fifo kind", ("fifos", 0, "kind"), "queue", "fifos[0].kind: expected one of stream, blocks; got 'queue'"),
     ("port direction", ("ports", 0, "direction"), "in", "ports[0].direction: expected one of read, write; got 'in'"),
+    ("negative DRAM channel", ("ports", 0, "channel"), -1,
+     "ports[0].channel: expected a channel index (an integer >= 0); got -1"),
+    ("DRAM channel as text", ("ports", 0, "channel"), "DDR[0]",
+     "ports[0].channel: expected a channel index (an integer >= 0); got 'DDR[0]'"),
+    ("port without a bundle", ("ports", 1, "bundle"), _DELETE, "ports[1].bundle: missing"),
     ("channel direction", ("processes", 0, "channels", 0, "direction"), "read",
      "processes[0].channels[0].direction: expected one of in, out; got 'read'"),
     ("statement type", ("modules", 0, "ast", 1, "type"), "while",
@@ -154,8 +159,8 @@ def test_expression_arity_is_checked(mm: Any) -> None:
 
 
 def test_other_schema_version_says_to_regenerate(mm: Any) -> None:
-    old = {**mm, "schema_version": 2}
-    with pytest.raises(DescriptorError, match=r"x.json: schema_version: 2 is not 4, .*regenerate the design"):
+    old = {**mm, "schema_version": 4}
+    with pytest.raises(DescriptorError, match=r"x.json: schema_version: 4 is not 5, .*regenerate the design"):
         validate_descriptor(old, source="x.json")
 
 
@@ -285,6 +290,7 @@ def _valid(v: Any, s: dict[str, Any], root: dict[str, Any]) -> bool:
                                                           for i in v[len(s.get("prefixItems", [])):]),
         "prefixItems": lambda x: not isinstance(v, list) or all(_valid(i, sub, root) for i, sub in zip(v, x, strict=False)),
         "minItems": lambda x: not isinstance(v, list) or len(v) >= x,
+        "minimum": lambda x: not isinstance(v, int | float) or isinstance(v, bool) or v >= x,
     }
     unknown = set(s) - set(checks) - _ANNOTATIONS
     assert not unknown, f"the evaluator does not know {unknown}"

@@ -82,7 +82,7 @@ def test_missing_depth_and_clock_and_lock_dependence_are_reported(tmp_path: Path
     out = _mm_design(tmp_path, "ij-ij.k")
     src = out / "kernel.cpp"
     text = src.read_text()
-    text = re.sub(r"(m_axi port=A offset=slave bundle=gmem_A) depth=\d+", r"\1", text)
+    text = re.sub(r"(m_axi port=A offset=slave bundle=\w+) depth=\d+", r"\1", text)
     text = text.replace("DEPENDENCE variable=sums", "DEPENDENCE variable=acc", 1)
     text = text.replace("#pragma HLS STREAM variable=fifo_A_L3 ", "#pragma HLS STREAM variable=fifo_A_L9 ")
     src.write_text(text)
@@ -176,3 +176,23 @@ def test_a_block_consumer_called_first_is_reported(tmp_path: Path) -> None:
     res = run_csim(out, timeout_s=120)
     assert res.status == "empty_read", res.message
     assert "stream_of_blocks" in res.message and "A_IO_L2_in_intra<0>" in res.message
+
+
+def test_bundles_and_memory_banks_are_checked(tmp_path: Path) -> None:
+    """A u280 design checks clean; binding two arguments of one bundle to two memories, an
+    argument twice or a port without a bundle is reported."""
+    ks = analyse(load_scop(str(ROOT / "kernels" / "mm.c"), {"I": "8", "J": "8", "K": "8"}))
+    gen = generate(ks, ks.design("ij-ik.j"), {"T_i1": 4, "T_j1": 4, "T_k1": 4, "T_i2": 2, "T_j2": 2, "T_k2": 2},
+                   platform="u280")
+    d = write_design(gen, tmp_path / "ok")
+    assert check_design(d).ok
+    cfg = (d / "connectivity.cfg").read_text()
+    c_mem = next(line.split(":")[1] for line in cfg.splitlines() if line.startswith("sp=kernel0_1.C:"))
+    (d / "connectivity.cfg").write_text(cfg.replace(f"sp=kernel0_1.C_in:{c_mem}", "sp=kernel0_1.C_in:HBM[31]")
+                                        + "sp=kernel0_1.A:HBM[7]\n")
+    cpp = (d / "kernel.cpp").read_text()
+    (d / "kernel.cpp").write_text(cpp.replace("port=B offset=slave bundle=", "port=B offset=slave nobundle="))
+    whats = [p.what for p in check_design(d).problems]
+    assert any(w.startswith("bundle `") and "HBM[31]" in w for w in whats), whats
+    assert "`A` is bound 2 times in connectivity.cfg" in whats
+    assert "m_axi port `B` names no bundle" in whats

@@ -156,6 +156,34 @@ int main() {
 }
 """
 
+# (d'): the same reads on port A, paced at PACE cycles per word (its share of a DRAM channel).
+PACED_DRAM_HOST = r"""
+#define ODYSSEY_DRAM_PORT_A 0
+void dram_reader(const int* A, long& sum) {
+  ODYSSEY_PIPE_BEGIN(1, 3);
+  for (int i = 0; i < 100; ++i) {
+    ODYSSEY_PIPE_ITER();
+    int w = A[i];
+    ODYSSEY_DRAM_PORT(25, A);
+    sum += w;
+  }
+  ODYSSEY_PIPE_END();
+}
+
+int main() {
+  int mem[100];
+  for (int i = 0; i < 100; ++i) mem[i] = i;
+  long sum = 0;
+  ODYSSEY_DATAFLOW_BEGIN
+  ODYSSEY_TASK(dram_reader(mem, sum));
+  ODYSSEY_DATAFLOW_END
+  ODYSSEY_TIMED_REPORT();
+  CHECK(sum == 4950);
+  std::printf("ODYSSEY CSIM PASS\n");
+  return 0;
+}
+"""
+
 # (e): a reader whose writer never writes: every task blocked.
 DEADLOCK_HOST = r"""
 void reader(hls::stream<int>& in, long& sink) { sink = in.read(); }
@@ -231,6 +259,10 @@ CASES: dict[str, Case] = {
     "dram": Case({"host.cpp": PRELUDE + DRAM_HOST}),
     "dram_overhead_7": Case({"host.cpp": PRELUDE + DRAM_HOST}, ("-DODYSSEY_DRAM_BURST_OVERHEAD=7",)),
     "dram_threads": Case({"host.cpp": PRELUDE + DRAM_HOST}, engine="threads"),
+    "dram_paced": Case({"host.cpp": PRELUDE + PACED_DRAM_HOST}, ("-DODYSSEY_DRAM_PACE_A=1.5",)),
+    "dram_paced_threads": Case({"host.cpp": PRELUDE + PACED_DRAM_HOST}, ("-DODYSSEY_DRAM_PACE_A=1.5",),
+                               engine="threads"),
+    "dram_paced_fast": Case({"host.cpp": PRELUDE + PACED_DRAM_HOST}, ("-DODYSSEY_DRAM_PACE_A=0.5",)),
     "deadlock": Case({"host.cpp": PRELUDE + DEADLOCK_HOST}),
     "big_stack": Case({"host.cpp": PRELUDE + BIG_STACK_HOST}),
 }
@@ -355,6 +387,25 @@ def test_dram_bursts_cost_a_fixed_overhead_per_run(results: dict[str, TimedResul
     cheaper = results["dram_overhead_7"]
     assert cheaper.status == "pass", _explain(cheaper)
     assert cheaper.cycles == 130
+
+
+def test_dram_port_paced_at_its_channel_share(results: dict[str, TimedResult]) -> None:
+    """The 100 reads of (d) on port A at 1.5 cycles per word (its share of its channel).
+
+    The channel time ``s`` of access k is ``B_k * 20 + k * 1.5`` (``B_k`` the bursts opened so
+    far, each delaying the channel by its overhead): the last access, k = 99 after 4 bursts,
+    starts at 80 + 148.5 = 228.5, issues at cycle 229 and the pipeline ends at 229 + 3 = 232:
+    ``(N - 1) * max(II, pace) + 4 * 20 + depth`` = 231.5, up to the whole cycle. The 50 cycles
+    over the unpaced 182 are waits for the channel (stall). Both engines agree. At 0.5 cycles
+    per word the port keeps up with II = 1: the unpaced 182, no stall.
+    """
+    for case in ("dram_paced", "dram_paced_threads"):
+        result = results[case]
+        assert result.status == "pass", _explain(result)
+        assert result.modules == (("dram_reader", 232, 50),)
+    fast = results["dram_paced_fast"]
+    assert fast.status == "pass", _explain(fast)
+    assert fast.modules == (("dram_reader", 182, 0),)
 
 
 def test_generated_mm_design_runs_timed(results: dict[str, TimedResult], root: Path) -> None:

@@ -360,3 +360,54 @@ def _cnn_descriptor(elem: str):  # type: ignore[no-untyped-def]
             d = ks.design("oh-ohw.ipq")
             _CNN_DESC[elem] = generate_descriptor(ks, d, representative_tiling(d))
     return _CNN_DESC[elem]
+def test_dram_channel_bandwidth_bounds_the_readers_and_writer() -> None:
+    """MM 64^3, ``[i,j]``, T1 = 16, T2 = (4, 4, 4): A and B (packed along k) move 16-float (64-byte)
+    words, C 16-float words (``acc = 16``). Each reader or writer takes
+    ``(N - 1) * max(1, pace) + 3 + bursts * 20`` with ``pace`` = its word's bytes over its share
+    of its channel's bytes per cycle:
+
+    * U250 (64 bytes per cycle per DDR4-2400 channel, one array per channel): pace 1 for A and
+      B and C, so the same figures as one word per cycle;
+    * U280 (one HBM2 pseudo-channel per array, 14.375e9 / 300e6 = 47.92 bytes per cycle): A
+      and C at 64 / 47.92 = 1.336 cycles per word, the channel the bottleneck: A's reader
+      takes its bytes over the channel's rate plus its burst overheads;
+    * U250, ordering ``<[i,k],j>``: C's partial sums are read back through C_in on C's own
+      channel, so the two ports split it in proportion to their words in a busy pass (equal):
+      32 bytes per cycle each, 2 cycles per 64-byte word.
+    """
+    ks = analyse(load_scop("kernels/mm.c", {"I": "64", "J": "64", "K": "64"}))
+    t = {"T_i1": 16, "T_j1": 16, "T_k1": 16, "T_i2": 4, "T_j2": 4, "T_k2": 4}
+    tiles = 4 * 4 * 4
+    na = tiles * 4 * 4 * (16 // 16)  # visits x Pi x T_i2 x words per row
+    nc = 4 * 4 * (4 * 4 * 16 // 16)  # output visits x Pi*Pj*acc/lanes
+    rate = 14375 / 300
+    u250 = build_model(ks, ks.design("ij-ij.k"), platform=PLAT).evaluate_one(t)
+    assert u250["module:A_IO_L3_in"] == pytest.approx(pipe(na, 1, bursts=tiles))
+    assert u250["module:C_drain_IO_L3_out"] == pytest.approx(pipe(nc, 1, bursts=16))
+    assert u250["pace:A"] == pytest.approx(1.0) and u250["pace:B"] == pytest.approx(1.0)
+    u280 = build_model(ks, ks.design("ij-ij.k"), platform=load_platform("u280")).evaluate_one(t)
+    assert u280["pace:A"] == pytest.approx(64 / rate)
+    assert u280["module:A_IO_L3_in"] == pytest.approx((na - 1) * 64 / rate + 3 + tiles * BURST)
+    assert u280["module:A_IO_L3_in"] == pytest.approx(na * 64 / rate + tiles * BURST + 3 - 64 / rate)
+    assert u280["module:C_drain_IO_L3_out"] == pytest.approx(pipe(nc, 64 / rate, bursts=16))
+    assert u280["latency_cycles"] > u250["latency_cycles"]
+    shared = build_model(ks, ks.design("ij-ik.j"), platform=PLAT).evaluate_one(t)
+    assert shared["pace:C"] == pytest.approx(2.0) and shared["pace:C_in"] == pytest.approx(2.0)
+    # one pass per (i, k) tile: its 4 output visits (j) of 16 words each, one burst per visit
+    assert shared["module:C_drain_IO_L3_out"] == pytest.approx(pipe(4 * 16, 2.0, bursts=4))
+
+
+def test_model_refuses_a_descriptor_of_another_memory() -> None:
+    """A descriptor generated for the U280 (ports on HBM2) cannot be modelled on the U250,
+    which has no HBM: the error names both and says what to do."""
+    from odyssey.codegen.generate import generate_descriptor
+    from odyssey.errors import ModelError
+    from odyssey.model import model_from_descriptor
+
+    ks = analyse(load_scop("kernels/mm.c", {"I": "16", "J": "16", "K": "16"}))
+    desc = generate_descriptor(ks, ks.design("ij-ij.k"), {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2,
+                                                          "T_j2": 2, "T_k2": 2}, platform="u280")
+    assert desc["platform"] == "u280" and {p["memory"] for p in desc["ports"]} == {"HBM2"}
+    with pytest.raises(ModelError, match=r"no memory of kind 'HBM2'.*--platform"):
+        model_from_descriptor(desc, PLAT)
+    assert model_from_descriptor(desc, load_platform("u280")).evaluate_one(desc["tiling"])["latency_cycles"] > 0

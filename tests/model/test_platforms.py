@@ -49,13 +49,27 @@ def test_bundled_platforms_have_datasheet_numbers(name: str) -> None:
 def test_memory_interfaces() -> None:
     u250 = load_platform("u250")
     (ddr,) = u250.memories
-    assert (ddr.kind, ddr.ports, ddr.bandwidth_gbps_per_port) == ("DDR4-2400", 4, 19.2)
+    assert (ddr.kind, ddr.channels, ddr.bandwidth_gbps_per_channel) == ("DDR4-2400", 4, 19.2)
     assert ddr.port_width_bits == 512 and ddr.bytes_per_beat == 64
     assert ddr.total_bandwidth_gbps == pytest.approx(76.8)
+    assert "UG1120" in ddr.source and "UG1393" in ddr.source
     hbm, ddr280 = load_platform("u280").memories
-    assert (hbm.kind, hbm.ports) == ("HBM2", 32)
+    assert (hbm.kind, hbm.channels) == ("HBM2", 32)
     assert hbm.total_bandwidth_gbps == pytest.approx(460.0)
-    assert (ddr280.kind, ddr280.ports) == ("DDR4-2400", 2)
+    assert (ddr280.kind, ddr280.channels) == ("DDR4-2400", 2)
+    assert load_platform("u280").kernel_memory == hbm and u250.kernel_memory == ddr
+    assert [load_platform(n).kernel_memory.channels for n in ("u200", "vu9p")] == [4, 4]
+
+
+def test_channel_bytes_per_cycle_derived_from_bandwidth_and_clock() -> None:
+    """Bytes per kernel cycle = GB/s * 1000 / MHz: DDR4-2400 (19.2 GB/s) at 300 MHz moves one
+    512-bit word per cycle; an HBM2 pseudo-channel (14.375 GB/s) 47.9 bytes."""
+    ddr = load_platform("u250").kernel_memory
+    assert ddr.bytes_per_cycle(300) == pytest.approx(64.0)
+    assert ddr.bytes_per_cycle(200) == pytest.approx(96.0)
+    hbm = load_platform("u280").kernel_memory
+    assert hbm.bytes_per_cycle(300) == pytest.approx(14375 / 300)
+    assert (ddr.connectivity(2), hbm.connectivity(31)) == ("DDR[2]", "HBM[31]")
 
 
 def test_usable_fraction_default_and_override() -> None:
@@ -143,8 +157,16 @@ def _edit(path: list[Any], value: Any = None, *, delete: bool = False) -> dict[s
             r"my.json: usable_fraction.dsp must be a number in \(0, 1\], got 1.2",
         ),
         (
-            _edit(["memories", 0, "ports"], 0),
-            r"my.json: memories\[0\].ports must be a positive integer, got 0",
+            _edit(["memories", 0, "channels"], 0),
+            r"my.json: memories\[0\].channels must be a positive integer, got 0",
+        ),
+        (
+            _edit(["memories", 0, "bandwidth_gbps_per_channel"], -1),
+            r"my.json: memories\[0\].bandwidth_gbps_per_channel must be a positive number, got -1",
+        ),
+        (
+            _edit(["memories", 0, "source"], delete=True),
+            r"my.json: missing required key 'memories\[0\].source' \(a non-empty string\)",
         ),
         (
             _edit(["memories"], []),

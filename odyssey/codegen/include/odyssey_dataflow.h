@@ -127,8 +127,10 @@ constexpr bool in_csim = false;
 
 // Timing hooks of the timed simulation (`odyssey sim`): every pipelined loop nest is wrapped in
 // ODYSSEY_PIPE_BEGIN(II, DEPTH) ... ODYSSEY_PIPE_END() with ODYSSEY_PIPE_ITER() at the start of
-// each iteration, and each DRAM access is followed by ODYSSEY_DRAM(RUN) (RUN consecutive
-// accesses form one burst). Outside a timed build (Vitis HLS, plain C simulation) they vanish.
+// each iteration, and each DRAM access is followed by ODYSSEY_DRAM_PORT(RUN, PORT) (RUN
+// consecutive accesses form one burst; PORT's share of its DRAM channel paces the accesses,
+// from the ODYSSEY_DRAM_PORT_<PORT> / ODYSSEY_DRAM_PACE_<PORT> macros of kernel.h) or, in
+// hand-written code, ODYSSEY_DRAM(RUN) (no pace). Outside a timed build (Vitis HLS, plain C simulation) they vanish.
 // The host calls ODYSSEY_TIMED_REPORT() after the kernel returns: in a timed build it prints
 // the simulated cycles (odyssey_timed.h), otherwise it does nothing.
 #ifdef ODYSSEY_TIMED
@@ -138,6 +140,7 @@ constexpr bool in_csim = false;
 #define ODYSSEY_PIPE_ITER() ((void)0)
 #define ODYSSEY_PIPE_END() ((void)0)
 #define ODYSSEY_DRAM(run) ((void)0)
+#define ODYSSEY_DRAM_PORT(run, port) ((void)0)
 #define ODYSSEY_TIMED_REPORT() ((void)0)
 #endif  // ODYSSEY_TIMED
 

@@ -35,6 +35,18 @@
 //     the first access of every `run` consecutive accesses at that site cost a burst overhead:
 //     `t += ODYSSEY_DRAM_BURST_OVERHEAD` (default 20). That delay updates `last_issue` like a
 //     stall but is not counted as stall.
+//   DRAM bandwidth. ODYSSEY_DRAM_PORT(run, P) is ODYSSEY_DRAM(run) on port P, then paces P at
+//     its share of its DRAM channel: ODYSSEY_DRAM_PACE_P cycles per word (a real number from
+//     kernel.h: the word's bytes over the port's share of the channel's bytes per cycle, see
+//     odyssey/codegen/channels.py). Each task keeps, per port (ODYSSEY_DRAM_PORT_P, an index),
+//     the fractional time `free` from which the channel can move the port's next word,
+//     starting at 0. A burst overhead delays `free` by the same overhead (the channel does
+//     not move the port's words while the burst is set up). The access then starts at
+//     `s = max(free, t - 1)` (the request goes out one cycle ahead of the iteration that
+//     consumes it, so rounding to whole cycles does not lose the fraction), `free = s + pace`,
+//     and the task waits to `ceil(s)` if that is later than `t` (counted as stall). A pipelined
+//     loop of n accesses then issues its last access after (n - 1) * max(II, pace) cycles plus
+//     its bursts' overheads, up to the rounding to a whole cycle.
 //   Untimed operations: read_nb, write_nb, empty, full and size never move the caller's clock
 //     (the generated code does not use them). read_nb/write_nb still count as a read (at the
 //     caller's `t`) / write (stamped as a blocking write would be, without stalling) so that the
@@ -64,6 +76,7 @@
 #error "ODYSSEY_TIMED needs ODYSSEY_CSIM (one thread per dataflow task): compile with -DODYSSEY_CSIM -DODYSSEY_TIMED"
 #endif
 
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -107,6 +120,7 @@ struct thread_clock {
 struct task_state {
   thread_clock clock;
   std::vector<long long> dram_accesses;
+  std::vector<double> dram_free;  // per port (ODYSSEY_DRAM_PORT_<P>): see "DRAM bandwidth"
 };
 
 // State of the running fiber; the main context (outside any task) has one of its own.
@@ -134,10 +148,29 @@ ODYSSEY_TIMED_HOT long long& dram_accesses(std::size_t site) {
   if (site >= counts.size()) counts.resize(site + 1, 0);
   return counts[site];
 }
+
+// The running task's channel time of DRAM port `port` (see "DRAM bandwidth").
+ODYSSEY_TIMED_HOT double& dram_free(std::size_t port) {
+  std::vector<double>& free = state().dram_free;
+  if (port >= free.size()) free.resize(port + 1, 0.0);
+  return free[port];
+}
 #else
 inline thread_clock& local() {
   static thread_local thread_clock clock;  // constant-initialised: no guard on access
   return clock;
+}
+
+// Per thread, reset when a task starts (task_scope): one thread runs one task.
+inline std::vector<double>& thread_dram_free() {
+  static thread_local std::vector<double> free;
+  return free;
+}
+
+inline double& dram_free(std::size_t port) {
+  std::vector<double>& free = thread_dram_free();
+  if (port >= free.size()) free.resize(port + 1, 0.0);
+  return free[port];
 }
 #endif
 
@@ -169,6 +202,22 @@ ODYSSEY_TIMED_HOT void stall_until(cycles when) {
 inline void dram_burst(cycles overhead) {
   thread_clock& clock = local();
   delay_to(clock, clock.t + overhead);
+}
+
+// A DRAM access of port `port` paced at `pace` cycles per word; `burst` when it opened a burst
+// (whose overhead has just moved the clock). See "DRAM bandwidth" above.
+inline void dram_pace(std::size_t port, double pace, bool burst, cycles overhead) {
+  thread_clock& clock = local();
+  double& free = dram_free(port);
+  if (burst) free += static_cast<double>(overhead);
+  const double early = static_cast<double>(clock.t - 1);
+  const double start = free > early ? free : early;
+  free = start + pace;
+  const cycles when = static_cast<cycles>(std::ceil(start));
+  if (when > clock.t) {
+    clock.stall += when - clock.t;
+    delay_to(clock, when);
+  }
 }
 
 inline void pipe_begin(cycles ii, cycles depth) {
@@ -336,6 +385,9 @@ class task_scope {
     ::odyssey::fiber::scheduler::instance().set_locals(&state_);
 #endif
     local() = thread_clock{};
+#ifndef ODYSSEY_FIBERS
+    thread_dram_free().clear();
+#endif
     local().t = region_start();
     local().last_issue = region_start();
   }
@@ -401,6 +453,27 @@ inline void reset() {
     static thread_local long long odyssey_dram_accesses_ = 0;              \
     if (odyssey_dram_accesses_++ % (run) == 0)                             \
       ::odyssey::timed::dram_burst(ODYSSEY_DRAM_BURST_OVERHEAD);           \
+  } while (0)
+#endif
+// ODYSSEY_DRAM(run) on port P, then P's pace (see "DRAM bandwidth"): the burst test is the
+// same counter's, so both macros charge the same bursts.
+#ifdef ODYSSEY_FIBERS
+#define ODYSSEY_DRAM_PORT(run, port)                                                    \
+  do {                                                                                  \
+    static const std::size_t odyssey_dram_site_ = ::odyssey::timed::dram_site();        \
+    const bool odyssey_burst_ = ::odyssey::timed::dram_accesses(odyssey_dram_site_)++ % (run) == 0; \
+    if (odyssey_burst_) ::odyssey::timed::dram_burst(ODYSSEY_DRAM_BURST_OVERHEAD);      \
+    ::odyssey::timed::dram_pace(ODYSSEY_DRAM_PORT_##port, ODYSSEY_DRAM_PACE_##port,     \
+                                odyssey_burst_, ODYSSEY_DRAM_BURST_OVERHEAD);           \
+  } while (0)
+#else
+#define ODYSSEY_DRAM_PORT(run, port)                                                    \
+  do {                                                                                  \
+    static thread_local long long odyssey_dram_accesses_ = 0;                           \
+    const bool odyssey_burst_ = odyssey_dram_accesses_++ % (run) == 0;                  \
+    if (odyssey_burst_) ::odyssey::timed::dram_burst(ODYSSEY_DRAM_BURST_OVERHEAD);      \
+    ::odyssey::timed::dram_pace(ODYSSEY_DRAM_PORT_##port, ODYSSEY_DRAM_PACE_##port,     \
+                                odyssey_burst_, ODYSSEY_DRAM_BURST_OVERHEAD);           \
   } while (0)
 #endif
 #define ODYSSEY_TIMED_REPORT() ::odyssey::timed::report()

@@ -92,11 +92,13 @@ class _GeneratedDesignFidelity(ABC):
     """An expensive fidelity that generates the candidate's design and measures it
     (:meth:`_measure`); results are cached by ``(design, tiling)`` in ``cache`` (any mutable
     mapping, a dict by default) and returned with their original seconds. An
-    :class:`OdysseyError` (generation, tools) is a failed ``error`` measurement."""
+    :class:`OdysseyError` (generation, tools) is a failed ``error`` measurement. Designs are
+    generated for ``platform`` (a bundled name or a file: its clock, part and DRAM channels)."""
 
     def __init__(self, space: KernelSpace, *,
-                 cache: MutableMapping[CacheKey, Measurement] | None = None) -> None:
+                 cache: MutableMapping[CacheKey, Measurement] | None = None, platform: str = "u250") -> None:
         self.space = space
+        self.platform = platform
         self.cache = cache if cache is not None else {}
         self.runs = 0  # measurements actually made (cache misses)
 
@@ -127,15 +129,16 @@ class TimedSimFidelity(_GeneratedDesignFidelity):
 
     def __init__(
         self, space: KernelSpace, *, timeout_s: float = 300.0, cxx: str = "g++", seed: int = 1,
-        cache: MutableMapping[CacheKey, Measurement] | None = None,
+        cache: MutableMapping[CacheKey, Measurement] | None = None, platform: str = "u250",
     ) -> None:
-        super().__init__(space, cache=cache)
+        super().__init__(space, cache=cache, platform=platform)
         self.timeout_s = timeout_s
         self.cxx = cxx
         self.seed = seed
 
     def _measure(self, c: Candidate) -> Outcome:
-        gen = generate(self.space, self.space.design(c.design), dict(c.tiling), seed=self.seed)
+        gen = generate(self.space, self.space.design(c.design), dict(c.tiling), seed=self.seed,
+                       platform=self.platform)
         if gen.model_only:
             return None, "not_simulatable", gen.model_only
         with tempfile.TemporaryDirectory(prefix="odyssey-mfbo-") as tmp:
@@ -156,14 +159,14 @@ class HlsFidelity(_GeneratedDesignFidelity):
 
     def __init__(
         self, space: KernelSpace, *, timeout_s: float = 7200.0, keep: Path | None = None,
-        cache: MutableMapping[CacheKey, Measurement] | None = None,
+        cache: MutableMapping[CacheKey, Measurement] | None = None, platform: str = "u250",
     ) -> None:
-        super().__init__(space, cache=cache)
+        super().__init__(space, cache=cache, platform=platform)
         self.timeout_s = timeout_s
         self.keep = Path(keep) if keep is not None else None
 
     def _measure(self, c: Candidate) -> Outcome:
-        gen = generate(self.space, self.space.design(c.design), dict(c.tiling))
+        gen = generate(self.space, self.space.design(c.design), dict(c.tiling), platform=self.platform)
         if self.keep is not None:
             run = run_hls_synthesis(write_design(gen, self.keep / f"{c.design}_{self.runs}"),
                                     timeout_s=self.timeout_s)
