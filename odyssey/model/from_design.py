@@ -52,4 +52,9 @@ def domain_points(space: KernelSpace) -> int:
 
 
 def _platform_name(platform: Platform) -> str:
-    return platform.origin if platform.origin.endswith(".json") else platform.name
+    """What :func:`~odyssey.platforms.load_platform` reloads ``platform`` from: its user file,
+    or its bundled name (a bundled platform's origin is a label, not a path from here)."""
+    from pathlib import Path
+
+    return platform.origin if platform.origin.endswith(".json") and Path(platform.origin).is_file() \
+        else platform.name
