@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,6 +18,8 @@ from odyssey.cli import main
 from odyssey.errors import TunerError
 from odyssey.expr import (
     Expr,
+    Mul,
+    Pow,
     ceil_div,
     compile_vectorized,
     const,
@@ -28,6 +31,7 @@ from odyssey.expr import (
     epow,
     eq,
     floor_div,
+    is_integer_valued,
     le,
     sym,
     where,
@@ -38,6 +42,7 @@ from odyssey.model import DesignModel, build_model
 from odyssey.platforms import load_platform
 from odyssey.tune.exact.optimum import OptimumResult, find_optimum
 from odyssey.tune.exact.optimum_bounds import IntervalProgram
+from odyssey.tune.exact.optimum_budget import monomial_budgets
 from odyssey.tune.exact.optimum_rewrite import Coordinates
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,12 +164,28 @@ def test_residues_are_exact_on_congruence_classes() -> None:
 _SMALL_CNN = (("O", 6), ("I", 4), ("H", 5), ("W", 6), ("P", 3), ("Q", 2))
 
 
+def _draw_box(space: Any, data: st.DataObject) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lo, hi, mod = [], [], []
+    for d in range(len(space.coords.dims)):
+        a = data.draw(st.integers(int(space.lower[d]), int(space.upper[d])))
+        m = data.draw(st.sampled_from([1, 1, 2, 4]))
+        n = data.draw(st.integers(0, max(0, (int(space.upper[d]) - a) // m)))
+        lo.append(a)
+        hi.append(a + n * m)
+        mod.append(m)
+    return np.array([lo]), np.array([hi]), np.array([mod])
+
+
+_BOUND_CASES = st.sampled_from([(MM, "ij-ij.k"), (MM, "ij-jk.i"), (MM, "i-ij.k"), (MM, "k-ik.j"),
+                                (CNN, "hw-oipq.hw"), (CNN, "oh-ohw.ipq")])
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from([(MM, "ij-ij.k"), (MM, "ij-jk.i"), (MM, "i-ij.k"), (MM, "k-ik.j"),
-                        (CNN, "hw-oipq.hw"), (CNN, "oh-ohw.ipq")]), st.data())
+@given(_BOUND_CASES, st.data())
 def test_model_bounds_contain_every_legal_tiling(case: tuple[str, str], data: st.DataObject) -> None:
     """The rewritten model (ratio coordinates, simplifications valid at legal points) bounds
-    every legal tiling of a box."""
+    every legal tiling of a box; with the DSP budget as a cap on ``#PE * SIMD``, every legal
+    tiling of the box within the budget."""
     from odyssey.tune.exact.optimum import _Boxes, _enumerate, _Space, _tighten
 
     kernel, design = case
@@ -172,28 +193,120 @@ def test_model_bounds_contain_every_legal_tiling(case: tuple[str, str], data: st
     space = _Space.of(model)
     coords = space.coords
     dims = len(coords.dims)
-    lo, hi, mod = [], [], []
-    for d in range(dims):
-        a = data.draw(st.integers(int(space.lower[d]), int(space.upper[d])))
-        m = data.draw(st.sampled_from([1, 1, 2, 4]))
-        n = data.draw(st.integers(0, max(0, (int(space.upper[d]) - a) // m)))
-        lo.append(a)
-        hi.append(a + n * m)
-        mod.append(m)
-    boxes, ok = _tighten(_Boxes(np.array([lo]), np.array([hi]), np.array([mod])), space)
+    box = _Boxes(*_draw_box(space, data))
+    boxes, ok = _tighten(box, space)
     pts = _enumerate(boxes, space) if ok[0] else np.zeros((0, dims), dtype=np.int64)
-    full = _enumerate(_Boxes(np.array([lo]), np.array([hi]), np.array([mod])), space)
-    assert len(pts) == len(full)  # tightening drops no legal tiling
+    assert len(pts) == len(_enumerate(box, space))  # tightening drops no legal tiling
     if not len(pts):
         return
     names = ("latency", "dsp", "bram18k")
     exprs, integral = coords.rewrite({k: model.exprs[k] for k in names})
-    rewritten = IntervalProgram(exprs, coords.dims, integral=integral)(boxes.lo, boxes.hi, boxes.mod)
     params = coords.to_params(pts)
     vals = compile_vectorized({k: model.exprs[k] for k in names}, model.param_names)(
         {n: params[:, i] for i, n in enumerate(model.param_names)})
-    for k in names:
-        assert (rewritten.lo[k][0] <= vals[k]).all() and (vals[k] <= rewritten.hi[k][0]).all(), k
+    budgets = monomial_budgets(exprs, coords.dims, model.budget)
+    assert [b.resource for b in budgets] == ["dsp"]  # #PE * SIMD * cost: a monomial
+    for caps, inside in (((), vals["dsp"] >= 0), (budgets, vals["dsp"] <= model.budget["dsp"])):
+        bounds = IntervalProgram(exprs, coords.dims, integral=integral, caps=caps)(boxes.lo, boxes.hi, boxes.mod)
+        for k in names:
+            v = vals[k][inside]
+            assert (bounds.lo[k][0] <= v).all() and (v <= bounds.hi[k][0]).all(), (k, caps)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_BOUND_CASES, st.data())
+def test_the_budget_cut_removes_only_tilings_over_the_budget(case: tuple[str, str], data: st.DataObject) -> None:
+    """Cutting a box to the DSP budget (a coordinate at most what the budget leaves at the
+    others' smallest values) keeps every legal tiling within it."""
+    from odyssey.tune.exact.optimum import _Boxes, _enumerate, _Space
+
+    kernel, design = case
+    model = _mm(24, 20, 16, design) if kernel == MM else _model(CNN, _SMALL_CNN, design)
+    space = _Space.of(model)
+    exprs, _ = space.coords.rewrite({"dsp": model.exprs["dsp"]})
+    (budget,) = monomial_budgets(exprs, space.coords.dims, model.budget)
+    lo, hi, mod = _draw_box(space, data)
+    cut_lo, cut_hi = budget.cut(lo, hi, mod)
+    assert (cut_lo >= lo).all() and (cut_hi <= hi).all()
+    before = _enumerate(_Boxes(lo, hi, mod), space)
+    after = _enumerate(_Boxes(cut_lo, cut_hi, mod), space) if (cut_lo <= cut_hi).all() else before[:0]
+    params = space.coords.to_params(before)
+    dsp = compile_vectorized({"dsp": model.exprs["dsp"]}, model.param_names)(
+        {n: params[:, i] for i, n in enumerate(model.param_names)})["dsp"]
+    dsp = np.broadcast_to(dsp, (len(before),))
+    assert {tuple(p) for p in before[dsp <= model.budget["dsp"]]} <= {tuple(p) for p in after}
+    assert {tuple(p) for p in after} <= {tuple(p) for p in before}
+
+
+@pytest.mark.parametrize("design", ["ij-ij.k", "i-ij.k", "k-ik.j"])
+def test_the_budget_cut_keeps_a_single_tiling_exactly_when_it_fits(design: str) -> None:
+    """On one-point boxes (every legal tiling of MM 24x20x16) the cut is exact: the box is
+    left non-empty exactly when the tiling's DSP is within the budget."""
+    from odyssey.tune.exact.optimum import _Space
+
+    model = _mm(24, 20, 16, design)
+    space = _Space.of(model)
+    exprs, _ = space.coords.rewrite({"dsp": model.exprs["dsp"]})
+    (budget,) = monomial_budgets(exprs, space.coords.dims, model.budget)
+    tilings = _legal_tilings(model)
+    params = np.stack([tilings[n] for n in space.names], axis=1)
+    pts = space.coords.to_coords(params)
+    lo, hi = budget.cut(pts, pts, np.ones_like(pts))
+    fits = model.evaluate(tilings).dsp <= model.budget["dsp"]
+    assert 0 < fits.sum() < len(fits)
+    assert ((lo <= hi).all(axis=1) == fits).all()
+
+
+def test_a_quotient_keeps_the_twos_its_denominator_cannot_take() -> None:
+    """``a/q * b`` with ``a = 1024`` and ``q <= 1024`` (so ``v2(q) <= 10``) is a multiple of 16
+    when ``b`` is, whatever ``q``: the packing lanes of an ``i-ij.k`` output block
+    ``T_i2*T_j1`` (``T_i2 = T_i1/q``) are 16 without splitting ``q`` into residue classes."""
+    a, q, b = sym("a"), sym("q"), sym("b")
+    y = Mul((a, b, Pow(q, -1)))  # as the rewrite builds it: factors in name order
+    lanes = where(eq(y - 16 * floor_div(y, 16), 0), 16, where(eq(y - 8 * floor_div(y, 8), 0), 8, 1))
+    prog = IntervalProgram({"lanes": lanes}, ("a", "q", "b"),
+                           integral=lambda e: e == y or is_integer_valued(e))
+    # b = 0 (mod 16): 16 lanes; b = 8 (mod 16): v2(y) >= 10 + 3 - 10, 8 lanes at least (16
+    # unless q = 1024); b odd, a over 4 values: nothing
+    bounds = prog(np.array([[1024, 1, 16], [1024, 1, 8], [1021, 1, 1]]),
+                  np.array([[1024, 1024, 1008], [1024, 1024, 1000], [1024, 1024, 999]]),
+                  np.array([[1, 1, 16], [1, 1, 16], [1, 1, 2]]))
+    assert bounds.lo["lanes"].tolist() == [16, 8, 1] and bounds.hi["lanes"].tolist() == [16, 16, 16]
+    assert bounds.undecided.tolist()[:2] == [[False, False], [True, False]]
+
+
+def test_a_tile_count_meets_its_tile_in_the_per_tile_time() -> None:
+    """``n*((1 - 1/n)*M1 + (1 - (1 - 1/n))*M2)`` (``n = ceil(512/T)`` tiles, the last one
+    different: the shape of every latency model) is bounded through the padded extent
+    ``ceil(512/T)*T`` inside ``M1``, not through ``n - 1`` times ``M1``'s smallest value: the
+    tile count goes where it pairs with ``T``, the weights' ``-(x - 1) + x`` cancel. Over
+    ``8 <= T <= 64`` the bound is 1,664 against a true minimum of 1,944 (``M2 = 5*T`` is
+    bounded apart, at ``T = 8``); it was 488 when ``(n - 1)*M1`` was bounded factor-wise."""
+    t = sym("T")
+    n = ceil_div(512, t)
+    m1, m2 = 3 * t + 40, 5 * t
+    w1 = 1 - div(1, n)
+    e = n * (w1 * m1 + (1 - w1) * m2)
+    coords = Coordinates(("T",), ("T",), (-1,), (False,))
+    exprs, integral = coords.rewrite({"e": e})
+    bounds = IntervalProgram(exprs, ("T",), integral=integral)(np.array([[8]]), np.array([[64]]), np.array([[1]]))
+    values = compile_vectorized({"e": e}, ("T",))({"T": np.arange(8, 65)})["e"]
+    assert values.min() * 0.85 <= bounds.lo["e"][0] <= values.min()
+
+
+def test_every_tile_count_of_a_product_is_paired() -> None:
+    """``ceil(I/T_i)*ceil(J/T_j)*where(c, T_i*T_j*k + 3, 0)``: both tile counts reach their
+    tiles (``ceil(I/T_i)*T_i`` and ``ceil(J/T_j)*T_j`` bounded as wholes), so the bound is
+    the minimum, 63,018 (with the first tile count only, it was 10,518)."""
+    ti, tj = sym("T_i"), sym("T_j")
+    e = ceil_div(100, ti) * ceil_div(90, tj) * where(le(1, ti), ti * tj * 7 + 3, 0)
+    coords = Coordinates(("T_i", "T_j"), ("T_i", "T_j"), (-1, -1), (False, False))
+    exprs, integral = coords.rewrite({"e": e})
+    lo, hi = np.array([[7, 5]]), np.array([[60, 40]])
+    bounds = IntervalProgram(exprs, ("T_i", "T_j"), integral=integral)(lo, hi, np.ones((1, 2), dtype=np.int64))
+    grid = np.meshgrid(np.arange(7, 61), np.arange(5, 41), indexing="ij")
+    values = compile_vectorized({"e": e}, ("T_i", "T_j"))({"T_i": grid[0].ravel(), "T_j": grid[1].ravel()})["e"]
+    assert bounds.lo["e"][0] == values.min()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -275,6 +388,17 @@ def test_result_fields_and_json() -> None:
     json.dumps(doc)
     # the seed only changes the path to the optimum, not its latency
     assert find_optimum(model, seed=11).latency_cycles == r.latency_cycles
+
+
+def test_the_mm_1024_optimum_at_the_dsp_budget_is_proven_in_few_boxes() -> None:
+    """MM 1024^3 ``i-ij.k`` on U250: with the packed drain the optimum (1,000.5 GOP/s) uses
+    nearly all the DSPs, where the latency bound (at a box's largest ``#PE * SIMD``) and the
+    DSP bound (at its smallest) fall apart. The budget cut and the cap on ``#PE * SIMD`` prove
+    it in 16,243 boxes (2.2 M without them); the guard leaves room for model changes."""
+    ks = analyse(load_scop(MM, {"I": "1024", "J": "1024", "K": "1024"}))
+    model = build_model(ks, ks.design("i-ij.k"), platform=load_platform("u250"))
+    r = find_optimum(model)
+    assert r.status == "optimal" and r.regions_explored < 100_000
 
 
 def test_time_limit_returns_the_best_found_and_the_gap() -> None:

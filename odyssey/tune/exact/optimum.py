@@ -15,8 +15,11 @@ Method.
   first *tightened* with the divisibility constraints (a child is at most its parent; a
   fixed child ``v`` makes its parent a multiple of ``v``; a parent with at most four
   values makes its child one of their divisors), which also detects boxes with no legal
-  tiling, then *bounded* (:mod:`.optimum_bounds`: sound interval and congruence
-  arithmetic on the latency and resource expressions).
+  tiling, then *cut* to a resource budget that is one monomial of the coordinates (the DSP
+  model ``#PE * SIMD * cost``, :mod:`.optimum_budget`: a coordinate is at most what the
+  budget leaves at the others' smallest values), then *bounded* (:mod:`.optimum_bounds`:
+  sound interval and congruence arithmetic on the latency and resource expressions, the
+  latency's ``1/(#PE * SIMD)`` taken within the DSP budget).
 * Branching, best first by latency bound: a box where an equality on a residue (the
   packing lanes, ``T mod 16 == 0``) is undecided is split into residue classes
   (``T = r (mod m)`` into classes mod ``2m``); any other box in two along the
@@ -24,7 +27,8 @@ Method.
   at the tile-count boundary (where some ``ceil(N/T)`` changes) nearest to the
   geometric mean of the range, or at that mean.
 * A child is dropped when it holds no legal tiling, when a resource's lower bound
-  exceeds the budget, or when its latency bound is at least the incumbent's latency;
+  exceeds the budget (or the cut leaves none of its legal tilings), or when its latency
+  bound is at least the incumbent's latency;
   enumerated (every legal tiling, vectorized, evaluated exactly) when it holds at most
   ``leaf_points`` points; kept otherwise.
 * Incumbent: a few random legal tilings, then *dives* (a beam of the 64 lowest-bound
@@ -32,7 +36,8 @@ Method.
 
 When no box is left the incumbent is optimal: every legal tiling lies in a box that was
 enumerated, or whose bounds show it holds nothing feasible and faster. With a time limit,
-the smallest bound of the open boxes is a proven lower bound on the optimum.
+the smallest bound of the open boxes is a proven lower bound on the optimum (the latency of
+every tiling within the budget).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from odyssey.errors import TunerError
 from odyssey.expr import compile_vectorized
 from odyssey.model.design_model import RESOURCES, DesignModel
 from odyssey.tune.exact.optimum_bounds import IntervalProgram
+from odyssey.tune.exact.optimum_budget import monomial_budgets
 from odyssey.tune.exact.optimum_rewrite import Coordinates
 
 Status = Literal["optimal", "time_limit", "infeasible"]
@@ -68,11 +74,12 @@ class OptimumResult:
     """Outcome of :func:`find_optimum`.
 
     ``status`` is ``"optimal"`` (``tiling`` is a global optimum, ``lower_bound_cycles ==
-    latency_cycles``), ``"time_limit"`` (``tiling`` is the best found, possibly None;
-    no tiling is faster than ``lower_bound_cycles``; ``gap`` is the relative distance) or
-    ``"infeasible"`` (no legal tiling fits the budget). Region counters: every box whose
-    bounds were computed is *explored*; it is then *pruned* by its latency bound, by a
-    resource bound, or as *empty* (no legal tiling), *enumerated*, or split.
+    latency_cycles``), ``"time_limit"`` (``tiling`` is the best found, possibly None; no
+    tiling within the budget is faster than ``lower_bound_cycles``; ``gap`` is the relative
+    distance) or ``"infeasible"`` (no legal tiling fits the budget). Region counters: every
+    box whose bounds were computed is *explored*; it is then *pruned* by its latency bound,
+    by a resource bound (or the budget cut), or as *empty* (no legal tiling), *enumerated*,
+    or split.
     """
 
     design_id: str
@@ -468,7 +475,8 @@ class BranchAndBound:
         exprs = {k: model.exprs[k] for k in _OBJECTIVES}
         coords = self.space.coords
         rewritten, integral = coords.rewrite(exprs)
-        self.bounds = IntervalProgram(rewritten, coords.dims, integral=integral)
+        self.budgets = monomial_budgets(rewritten, coords.dims, {r: model.budget[r] for r in RESOURCES})
+        self.bounds = IntervalProgram(rewritten, coords.dims, integral=integral, caps=self.budgets)
         self.bounds.compute_breakpoints(self.space.lower.tolist(), self.space.upper.tolist())
         self.exact: Callable[[Mapping[str, Any]], dict[str, np.ndarray]] = compile_vectorized(exprs, names)
         self.budget = np.array([model.budget[r] for r in RESOURCES], dtype=np.float64)
@@ -519,11 +527,20 @@ class BranchAndBound:
     # bounding ----------------------------------------------------------------
 
     def assess(self, boxes: _Boxes) -> _Assessed:
-        """Tighten and bound boxes (no bookkeeping but the count of bound evaluations)."""
+        """Tighten, cut to the monomial budgets and bound boxes (no bookkeeping but the count
+        of bound evaluations). A box the cut leaves without a legal tiling is over budget."""
         boxes, ok = _tighten(boxes, self.space)
         n = len(boxes)
         lb = np.full(n, np.inf)
         over = np.zeros(n, dtype=bool)
+        if self.budgets:  # cut off the tilings over a monomial budget, then tighten again
+            lo, hi = boxes.lo, boxes.hi
+            for cap in self.budgets:
+                lo, hi = cap.cut(lo, hi, boxes.mod)
+            cut, fits = _tighten(_Boxes(lo, hi, boxes.mod), self.space)
+            over = ok & ~fits  # every legal tiling there is over budget
+            boxes = cut
+            ok = fits
         undecided = np.zeros((n, len(self.bounds.mod_sites)), dtype=bool)
         idx = np.nonzero(ok)[0]
         if len(idx):
@@ -533,7 +550,7 @@ class BranchAndBound:
             for r, cap in zip(RESOURCES, self.budget, strict=True):
                 over[idx] |= bb.lo[r] > cap
             undecided[idx] = bb.undecided
-        return _Assessed(boxes, ~ok, over, lb, undecided)
+        return _Assessed(boxes, ~ok & ~over, over, lb, undecided)
 
     def classify(self, a: _Assessed) -> Generator[np.ndarray | None, Any, _Chunk | None]:
         """Count assessed boxes as pruned, enumerate the small ones, return the rest."""
@@ -596,26 +613,31 @@ class BranchAndBound:
 
     def _strong_split(self, boxes: _Boxes) -> _Assessed:
         """Split each box in two along the parameter whose halves have the highest bounds
-        (*strong branching*): every parameter is tried, and the split whose weaker half has
-        the larger latency bound wins, a half pruned by any rule counting as infinite (ties:
-        the stronger half)."""
+        (*strong branching*): every parameter with two values or more is tried, and the
+        split whose weaker half has the larger latency bound wins, a half pruned by any rule
+        counting as infinite (ties: the stronger half)."""
         n, dims = len(boxes), len(self.space.names)
         counts = boxes.counts
         cands = []
+        left_at = np.zeros((dims, n), dtype=np.int64)  # where each trial's halves are in cands
+        right_at = np.zeros((dims, n), dtype=np.int64)
+        start = 0
         for d in range(dims):
-            along = np.full(n, d)
-            left, right = _split_range(boxes, along, self.bounds.breakpoints)
+            rows = np.nonzero(counts[:, d] > 1)[0]
+            left, right = _split_range(boxes.take(rows), np.full(len(rows), d), self.bounds.breakpoints)
             cands += [left, right]
+            left_at[d, rows] = start + np.arange(len(rows))
+            right_at[d, rows] = start + len(rows) + np.arange(len(rows))
+            start += 2 * len(rows)
         a = self.assess(_Boxes.concat(cands, dims))
         dead = a.empty | a.over | (a.lb >= self.best_lat)
-        eff = np.where(dead, np.inf, a.lb).reshape(dims, 2, n)
-        weak, strong = np.minimum(eff[:, 0], eff[:, 1]), np.maximum(eff[:, 0], eff[:, 1])
-        score = weak + 1e-6 * np.minimum(strong, 1e30)
-        score = np.where(counts.T > 1, score, -np.inf)
+        eff = np.where(dead, np.inf, a.lb)
+        weak = np.minimum(eff[left_at], eff[right_at])
+        strong = np.maximum(eff[left_at], eff[right_at])
+        score = np.where(counts.T > 1, weak + 1e-6 * np.minimum(strong, 1e30), -np.inf)
         best = np.argmax(score, axis=0)
         rows = np.arange(n)
-        pick = np.concatenate([best * 2 * n + rows, best * 2 * n + n + rows])
-        return a.take(pick)
+        return a.take(np.concatenate([left_at[best, rows], right_at[best, rows]]))
 
     # driver --------------------------------------------------------------------
 
@@ -753,8 +775,8 @@ def _result(model: DesignModel, s: BranchAndBound, lower: float, seconds: float)
     elif status == "infeasible":
         proof = f"No legal tiling fits the budget: {boxes}."
     else:
-        proof = (f"Time limit: the best tiling found takes {lat:,.0f} cycles and none is faster "
-                 f"than {lower:,.0f} cycles (gap {100 * gap:.2f}%); so far {boxes}.")
+        proof = (f"Time limit: the best tiling found takes {lat:,.0f} cycles and none within the "
+                 f"budget is faster than {lower:,.0f} cycles (gap {100 * gap:.2f}%); so far {boxes}.")
     return OptimumResult(
         design_id=model.design_id, status=status, tiling=tiling, latency_cycles=lat,
         throughput_gops=gops, dsp=dsp, bram18k=bram, uram=uram, lower_bound_cycles=lower, gap=gap,

@@ -7,13 +7,17 @@ a tape and evaluates them on a whole batch of boxes with numpy, returning for ev
 expression an interval ``[lo, hi]`` that contains the expression's value at every point of
 the box. (With ``integral`` saying which nodes are integers at *legal* points only, as for
 the expressions of :meth:`.optimum_rewrite.Coordinates.rewrite`, the guarantee is for the
-legal points of the box.)
+legal points of the box; with ``caps``, budgets on monomials of the coordinates
+(:class:`.optimum_budget.MonomialBudget`), for the points within them.)
 
 Rules, per node (``a``, ``b`` the children's intervals):
 
 * sums, products, ``max``/``min``, ``Pow``, ``Ceil``/``Floor``, ``Log2``: the monotone
   images of the interval ends (products over the four corners); ``ceil(N/T) * T`` in a
   product is one factor, bounded by ``N <= ceil(N/T)*T <= N + T - 1`` and its corners;
+  ``P**-s`` in a product, ``P`` the monomial of a cap (``5*q_i*q_j*T_k2 <= DSP``: the
+  latency's ``1/(PEs * SIMD)``), is one factor with ``P <= cap``: the latency bound of a
+  box is not taken at a PE count over the budget;
 * ``a / b``, ``floor(a/b)``, ``ceil(a/b)``: over the corners; an integer-valued denominator
   is non-zero at every model point (the :mod:`odyssey.expr` contract), so ``[0, h]``
   becomes ``[1, h]``; a denominator that may change sign gives ``(-inf, inf)``;
@@ -22,11 +26,11 @@ Rules, per node (``a``, ``b`` the children's intervals):
 * residues: ``y - k*floor(y/k)`` (``y`` integral, ``k`` a positive integer) is recognised
   as ``y mod k`` and bounded with a *congruence* ``y = r (mod g)`` propagated from the
   boxes' progressions through sums, products and exact quotients (Granger's congruence
-  domain, with 2-adic valuations for quotients): ``y mod k`` is exactly ``r mod k`` when
-  ``k | g``, else within ``[r mod g', k - g' + r mod g']`` with ``g' = gcd(g, k)``; ``Eq``
-  is 0 when the two sides' congruences cannot agree. This makes the packing lanes (the
-  largest power of two dividing a tile size) exact once a box fixes the residues. The
-  interval of an integral quotient is also narrowed to its congruence class.
+  domain, with 2-adic valuations for quotients, ``v2(a/b) >= v2(a) - log2(max |b|)`` when
+  ``v2(b)`` is not known): ``y mod k`` is exactly ``r mod k`` when ``k | g``, else within
+  ``[r mod g', k - g' + r mod g']`` with ``g' = gcd(g, k)``; ``Eq`` is 0 when the two
+  sides' congruences cannot agree. This makes the packing lanes (the largest power of two
+  dividing a tile size, or a block size ``T_i2*T_j2``) exact once a box fixes the residues.
 
 Integral nodes are computed exactly in float64 (values stay far below 2**50) and their
 ends rounded inward to integers; every other result is rounded outward by one unit in the
@@ -64,6 +68,7 @@ from odyssey.expr import (
     Where,
     is_integer_valued,
 )
+from odyssey.tune.exact.optimum_budget import MonomialBudget
 from odyssey.tune.exact.optimum_rewrite import match_mod, tile_count
 
 Array = np.ndarray
@@ -132,10 +137,13 @@ class IntervalProgram:
     """
 
     def __init__(self, exprs: Mapping[str, Expr], params: Sequence[str], *,
-                 integral: Callable[[Expr], bool] = is_integer_valued) -> None:
+                 integral: Callable[[Expr], bool] = is_integer_valued,
+                 caps: Sequence[MonomialBudget] = ()) -> None:
         self.params = tuple(params)
         self._integral = integral
         self._index = {p: i for i, p in enumerate(self.params)}
+        self._caps = tuple(c for c in caps if all(k > 0 for _, k in c.powers))
+        self._cap_slots: dict[int, int] = {}
         self._instrs: list[_Instr] = []
         self._memo: dict[Expr, int] = {}
         self._break_sources: dict[int, set[tuple[str, int]]] = {}
@@ -199,12 +207,27 @@ class IntervalProgram:
                 sign = 1.0 if isinstance(f, CeilDiv) else -1.0
                 args.append(self._push(_Instr("padded", (self._emit(t),), integer=True, k=n, value=sign)))
                 powers[f] -= 1
+        for c, cap in enumerate(self._caps):  # P**-s with P = prod(x**k) <= cap: one factor
+            syms = [(Sym(self.params[d]), k) for d, k in cap.powers]
+            s = min(-powers.get(x, 0) // k for x, k in syms)
+            if s >= 1:
+                for x, k in syms:
+                    powers[x] += s * k
+                args.append(self._push(_Instr("pow", (self._capped(c),), k=-s)))
         for f in e.factors:
             base = f.base if isinstance(f, Pow) else f
             k = powers.pop(base, 0)
             if k:
                 args.append(self._emit(base if k == 1 else Pow(base, k)))
         return tuple(args)
+
+    def _capped(self, c: int) -> int:
+        """The instruction of cap ``c``'s monomial, bounded by the cap."""
+        if c not in self._cap_slots:
+            cap = self._caps[c]
+            slots = tuple(self._emit(Sym(self.params[d])) for d, k in cap.powers for _ in range(k))
+            self._cap_slots[c] = self._push(_Instr("capped", slots, integer=True, value=cap.cap / cap.coef))
+        return self._cap_slots[c]
 
     def _match_mod(self, e: Add) -> tuple[Expr, int, int] | None:
         return match_mod(e, self._integral)
@@ -285,12 +308,7 @@ class IntervalProgram:
             rl, rh = args[0]
             for al, ah in args[1:]:
                 rl, rh = _mul(rl, rh, al, ah)
-            rl, rh = _clean(rl, rh, ins.integer)
-            if ins.integer and self._has_inverse(i):
-                # a quotient (T_p / q ...): its congruence narrows the rounded interval
-                m, r = self._cong(i, ctx)
-                return _narrow(rl, rh, m, r)
-            return rl, rh
+            return _clean(rl, rh, ins.integer)
         if kind in ("max", "min"):
             f = np.maximum if kind == "max" else np.minimum
             rl, rh = args[0]
@@ -347,6 +365,11 @@ class IntervalProgram:
             return self._mod(ins, args[0], ctx)
         if kind == "padded":
             return _padded(args[0], ins.k, ins.value > 0)
+        if kind == "capped":  # a product of coordinates (>= 1), at most the cap where it matters
+            rl, rh = args[0]
+            for al, ah in args[1:]:
+                rl, rh = rl * al, rh * ah
+            return rl, np.maximum(np.minimum(rh, math.floor(ins.value * (1 + 1e-9))), rl)
         raise AssertionError(kind)
 
     def _inverse(self, i: int) -> bool:
@@ -421,17 +444,21 @@ class IntervalProgram:
         elif ins.kind in ("mul", "pow") and not self._inverse(i):
             # a product over its factors, divided by its inverse factors (x**-k)
             num, den = (np.int64(0), np.int64(1)), (np.int64(0), np.int64(1))
+            den_top: Any = 1.0  # |den| is at most this
             for a in ins.args if ins.kind == "mul" else (i,):
                 inv = self._inverse(a)
                 base = self._instrs[a].args[0] if (inv or ins.kind == "pow") else a
                 power = abs(self._instrs[a].k) if (inv or ins.kind == "pow") else 1
                 part = self._cong(base, ctx)
+                if inv:
+                    bl, bh = ctx.vals[base]
+                    den_top = den_top * np.maximum(np.abs(bl), np.abs(bh)) ** power
                 for _ in range(power):
                     if inv:
                         den = _cong_mul(den, part)
                     else:
                         num = _cong_mul(num, part)
-            m, r = _cong_div(num, den) if self._has_inverse(i) else num
+            m, r = _cong_div(num, den, den_top) if self._has_inverse(i) else num
         elif ins.kind == "padded":
             m, r = _cong_mul(self._cong(ins.args[0], ctx), (np.int64(1), np.int64(0)))
         elif ins.kind == "mod":
@@ -471,17 +498,6 @@ def _padded(t: tuple[Any, Any], n: int, ceil: bool) -> tuple[Any, Any]:
     return np.where(ok, lo, -np.inf), np.where(ok, hi, np.inf)
 
 
-def _narrow(lo: Any, hi: Any, m: Any, r: Any) -> tuple[Any, Any]:
-    """``[lo, hi]`` shrunk to its first and last members of ``r (mod m)`` (``m = 0``: ``r``)."""
-    fm = np.asarray(m, dtype=np.float64)
-    fr = np.asarray(r, dtype=np.float64)
-    step = np.maximum(fm, 1.0)
-    finite = np.isfinite(lo) & np.isfinite(hi)
-    nlo = np.where(finite, lo + np.mod(fr - np.where(finite, lo, 0.0), step), lo)
-    nhi = np.where(finite, hi - np.mod(np.where(finite, hi, 0.0) - fr, step), hi)
-    return np.where(fm == 0, fr, nlo), np.where(fm == 0, fr, nhi)
-
-
 def _cong_mul(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
     (m1, r1), (m2, r2) = a, b
     return _cong_norm(np.gcd(np.gcd(m1 * m2, m1 * r2), m2 * r1), r1 * r2)
@@ -494,9 +510,11 @@ def _v2(x: Any) -> Any:
     return np.where(x == 0, 64, np.log2(np.maximum(low, 1)).astype(np.int64))
 
 
-def _cong_div(num: tuple[Any, Any], den: tuple[Any, Any]) -> tuple[Any, Any]:
+def _cong_div(num: tuple[Any, Any], den: tuple[Any, Any], den_top: Any = np.inf) -> tuple[Any, Any]:
     """Congruence of ``y = a / b`` for integers with ``b | a``: exact division by a known
-    ``b``, else the 2-adic valuation ``v2(y) = v2(a) - v2(b)`` when ``v2(b)`` is known."""
+    ``b``, else the 2-adic valuation ``v2(y) = v2(a) - v2(b)`` when ``v2(b)`` is known, else
+    ``v2(y) >= v2(a) - log2(den_top)`` from ``0 < |b| <= den_top`` (``T_i1 = 0 mod 1024``
+    over ``q <= 1024`` is even: ``T_i1/q * T_j1`` is a multiple of 16 when ``T_j1`` is)."""
     (m, r), (dm, dr) = num, den
     d = np.where((dm == 0) & (dr != 0), dr, 1)
     exact = (dm == 0) & (dr != 0) & (np.mod(m, d) == 0) & (np.mod(r, d) == 0)
@@ -508,6 +526,12 @@ def _cong_div(num: tuple[Any, Any], den: tuple[Any, Any]) -> tuple[Any, Any]:
     t_cap = np.clip(t, 0, 30)
     pow_t = np.left_shift(np.int64(1), t_cap)
     m_out = np.where(known_d & known_a & (t >= 0), 2 * pow_t, np.where(known_d & (t >= 1), pow_t, 1))
+    # v2(b) <= floor(log2(den_top)), with a margin for the rounding of log2
+    finite = np.isfinite(den_top) & (np.asarray(den_top) >= 1)
+    s_top = np.floor(np.log2(np.where(finite, den_top, 1.0)) + 1e-9).astype(np.int64)
+    t_top = np.minimum(vm, vr) - s_top
+    pow_top = np.left_shift(np.int64(1), np.clip(t_top, 0, 30))
+    m_out = np.where(~known_d & finite & (t_top >= 1), pow_top, m_out)
     r_out = np.where(known_d & known_a & (t >= 0), pow_t, 0)
     m_out = np.where(exact, m // d, m_out)
     r_out = np.where(exact, r // d, r_out)

@@ -37,7 +37,6 @@ from odyssey.expr import (
     add,
     emax,
     emin,
-    free_symbols,
     is_integer_valued,
     map_expr,
     where,
@@ -139,6 +138,16 @@ class _Rewriter:
             return self.subst.get(e.name, e)
         if isinstance(e, Mul | Pow | Div):
             return _build(_mono_of(e, rec))
+        if isinstance(e, Add):  # expand constant multiples of sums, so equal terms cancel
+            terms: list[Expr] = []
+            for t in (rec(t) for t in e.terms):
+                coef, powers = _mono(t)
+                inner = next(iter(powers)) if len(powers) == 1 else None
+                if isinstance(inner, Add) and powers[inner] == 1:
+                    terms.extend(_build(_mono_times((coef, {}), _mono(u))) for u in inner.terms)
+                else:
+                    terms.append(t)
+            return add(*terms)
         if isinstance(e, FloorDiv | CeilDiv):
             num, den = rec(e.num), rec(e.den)
             q = _mono_mul(_mono(num), _mono_inv(_mono(den)))
@@ -173,19 +182,23 @@ class _Rewriter:
                 factors = [f for f in factors if f is not g and all(f is not m for m in movers)]
                 factors.append(pushed)
                 break
-        out = _build(_product(_mono(f) for f in factors))
-        for f in factors:
-            tiles = tile_count(f)
-            if tiles is None or any(g == tiles[1] or (isinstance(g, Pow) and g.base == tiles[1])
-                                    for g in factors):
-                continue
-            target = next((g for g in factors if isinstance(g, Add | Where | Max | Min)
-                           and tiles[1].name in free_symbols(g)), None)
-            if target is not None:
-                rest = [g for g in factors if g is not f and g is not target]
-                pushed = self._push(target, f)
-                return _build(_mono_times(_product(_mono(g) for g in rest), (Fraction(1), {pushed: 1})))
-        return out
+        pushed_any = True
+        while pushed_any:  # every tile count, one at a time (``ceil(I/T_i)*ceil(J/T_j)*where(...)``)
+            pushed_any = False
+            for f in factors:
+                tiles = tile_count(f)
+                if tiles is None or any(g == tiles[1] or (isinstance(g, Pow) and g.base == tiles[1])
+                                        for g in factors):
+                    continue
+                target = next((g for g in factors if isinstance(g, Add | Where | Max | Min)
+                               and tiles[1].name in _symbols_outside(g, f)), None)
+                if target is not None:
+                    factors = [g for g in factors if g is not f and g is not target]
+                    factors.append(self._push(target, f))
+                    pushed_any = True
+                    break
+        return _build(_product(_mono(f) if not isinstance(f, Add | Where | Max | Min)
+                               else (Fraction(1), {f: 1}) for f in factors))
 
     def _push(self, g: Expr, f: Expr, cancel: Expr | None = None) -> Expr:
         """``f * g`` with ``f`` moved inside ``g``; with ``cancel``, only into the terms of a
@@ -297,6 +310,22 @@ def tile_count(e: Expr) -> tuple[int, Sym] | None:
         if isinstance(n, int) and n >= 1:
             return n, e.den
     return None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _symbols_outside(e: Expr, atom: Expr) -> frozenset[str]:
+    """The symbols of ``e`` outside its occurrences of ``atom``: where a tile count
+    ``ceil(N/T)`` pairs with ``T``. (Pushed into ``1 - 1/ceil(N/T)``, the frequency of a
+    loop's last iteration, it would only cancel there, as ``ceil(N/T) - 1``, and leave the
+    tile count apart from the per-tile time it multiplies.)"""
+    if e == atom:
+        return frozenset()
+    if isinstance(e, Sym):
+        return frozenset((e.name,))
+    out: frozenset[str] = frozenset()
+    for c in e.children():
+        out |= _symbols_outside(c, atom)
+    return out
 
 
 def _negate(e: Expr) -> Expr:
