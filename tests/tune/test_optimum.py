@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odyssey.cli import main
+from odyssey.codegen.geometry import pow2_lanes
 from odyssey.errors import TunerError
 from odyssey.expr import (
     Expr,
@@ -41,7 +43,7 @@ from odyssey.mapping.space import analyse
 from odyssey.model import DesignModel, build_model
 from odyssey.platforms import load_platform
 from odyssey.tune.exact.optimum import OptimumResult, find_optimum
-from odyssey.tune.exact.optimum_bounds import IntervalProgram
+from odyssey.tune.exact.optimum_bounds import IntervalProgram, _first_multiple
 from odyssey.tune.exact.optimum_budget import monomial_budgets
 from odyssey.tune.exact.optimum_rewrite import Coordinates
 
@@ -91,6 +93,12 @@ def _brute_force(model: DesignModel) -> float:
 # ------------------------------------------------------------ interval soundness
 
 _SYMS = ("x", "y")
+_LANES_ARGS = st.sampled_from([sym("x"), sym("y"), sym("x") * sym("y"), sym("x") + sym("y") - 1])
+
+
+def _words_of(k: Expr, y: Expr) -> Expr:
+    """``k * y * lanes(y)**-1`` as one product, as the rewritten models hold it."""
+    return Mul((k, *(y.factors if isinstance(y, Mul) else (y,)), Pow(pow2_lanes([y], 32), -1)))
 
 
 def _expressions() -> st.SearchStrategy[Expr]:
@@ -113,6 +121,8 @@ def _expressions() -> st.SearchStrategy[Expr]:
             st.tuples(kid, kid, kid, kid).map(lambda t: where(le(t[0], t[1]), t[2], t[3])),
             st.tuples(kid, kid, kid).map(lambda t: where(eq(t[0], t[1]), t[2], 1)),
             kid.map(lambda e: epow(e, 2)), x.map(lambda e: elog2(e) * 3),
+            # the words of a packed transfer, y / lanes(y), within a product
+            st.tuples(kid, _LANES_ARGS).map(lambda t: _words_of(t[0], t[1])),
         )
 
     return st.recursive(leaf, grow, max_leaves=10)
@@ -146,6 +156,44 @@ def test_interval_contains_every_value_in_the_box(e: Expr, box: tuple[np.ndarray
     vals = vals[~np.isnan(vals) & ~(np.abs(approx) >= 2.0**50)]
     assert (bounds.lo["e"][0] <= vals).all() and (vals <= bounds.hi["e"][0]).all(), (
         str(e), bounds.lo["e"][0], bounds.hi["e"][0], vals.min(), vals.max())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 5000), st.integers(0, 300), st.sampled_from([1, 2, 3, 4, 6, 8, 16, 32, 512]))
+def test_first_multiple_is_the_least_member_of_the_progression(first: int, step: int, c: int) -> None:
+    """``_first_multiple`` (a modular inverse for powers of two) against a search."""
+    got = _first_multiple(np.array([first]), np.array([step]), c)[0]
+    want = next((first + t * step for t in range(c) if (first + t * step) % c == 0), math.inf)
+    assert got == want
+
+
+def test_a_transfer_counts_its_words_at_the_lanes_each_size_allows() -> None:
+    """``ceil(3/T) * T / lanes(T)`` (the words of a padded row; ``T`` in ``{1, 2}``: 3 and 2
+    words) is bounded by its minimum, 2, from the grouping ``ceil(3/T) * (T/lanes(T))`` with
+    the words' own bound (``T/lanes(T) >= 1``); the padded extent ``ceil(3/T)*T >= 3`` over
+    the largest lanes (2) gives 1.5, and the two groupings meet. With ``T = 0 (mod 5)`` over
+    ``[500, 540]`` (``T`` a multiple of a child 5), 16 lanes need ``T = 0 (mod 80)``, which no
+    member is: the words are at least 520/8 = 65 (at 16 lanes, 500/16)."""
+    t = sym("T")
+    words = _words_of(const(1), t)
+    e = Mul((ceil_div(3, t), t, Pow(pow2_lanes([t], 32), -1)))
+    prog = IntervalProgram({"e": e, "w": words}, ("T",))
+    b = prog(np.array([[1], [500]]), np.array([[2], [540]]), np.array([[1], [5]]))
+    assert 2 - 1e-9 <= b.lo["e"][0] <= 2  # rounded outward: the product is not integral here
+    assert 65 - 1e-9 <= b.lo["w"][1] <= 65
+
+
+def test_a_tile_count_reaches_into_a_rounded_time() -> None:
+    """``ceil(3/T) * ceil(7*T + 22)`` (the per-row cycles of a reader, rounded up, times the
+    rows) is rewritten ``max(ceil(3/T)*ceil(7*T + 22), 7*ceil(3/T)*T + 22*ceil(3/T))``, where
+    the padded extent is bounded as a whole: over ``T`` in ``[2, 3]`` the bound is the
+    minimum, 43 (at ``T = 3``); factor-wise it is ``1 * 36``."""
+    t = sym("T")
+    e = ceil_div(3, t) * eceil(7 * t + 22)
+    coords = Coordinates(("T",), ("T",), (-1,), (False,))
+    exprs, integral = coords.rewrite({"e": e})
+    b = IntervalProgram(exprs, ("T",), integral=integral)(np.array([[2]]), np.array([[3]]), np.array([[1]]))
+    assert b.lo["e"][0] == 43
 
 
 def test_residues_are_exact_on_congruence_classes() -> None:

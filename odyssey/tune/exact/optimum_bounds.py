@@ -82,6 +82,7 @@ class _Instr:
     integer: bool = False
     value: float = 0.0  # const
     k: int = 0  # pow exponent, mod modulus, sym dimension
+    cands: tuple[int, ...] = ()  # words: the lane counts a lanes selection can take
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +178,10 @@ class IntervalProgram:
             slot = self._push(_Instr("pow", (self._emit(e.base),), integer=integer, k=e.exp))
         elif isinstance(e, Mul):
             slot = self._push(_Instr("mul", self._mul_args(e), integer=integer))
+            other = self._mul_args(e, words_first=True)
+            if other != self._instrs[slot].args:  # two groupings, both sound: their meet
+                alt = self._push(_Instr("mul", other, integer=integer))
+                slot = self._push(_Instr("meet", (slot, alt), integer=integer))
         else:
             kind = _KINDS.get(type(e))
             if kind is None:
@@ -188,18 +193,22 @@ class IntervalProgram:
         self._memo[e] = slot
         return slot
 
-    def _mul_args(self, e: Mul) -> tuple[int, ...]:
+    def _mul_args(self, e: Mul, words_first: bool = False) -> tuple[int, ...]:
         """A product's factors, where ``ceil(N/T) * T`` (or ``floor(N/T) * T``) is one
         *padded* factor bounded as a whole (``N <= ceil(N/T)*T <= N + T - 1``): the padded
-        extent of a tiled loop, which factor-wise intervals would bound by ``lo * 1``."""
+        extent of a tiled loop, which factor-wise intervals would bound by ``lo * 1``; and
+        ``y * lanes(y)**-1`` one *words* factor (see :func:`_words`). When a factor could go
+        to either (``ceil(N/T) * T / lanes(T)``), ``words_first`` says which takes it."""
         powers: dict[Expr, int] = {}
         for f in e.factors:
             base, k = (f.base, f.exp) if isinstance(f, Pow) else (f, 1)
             powers[base] = powers.get(base, 0) + k
         args: list[int] = []
+        if words_first:
+            self._words_args(e, powers, args)
         for f in e.factors:
             tiles = tile_count(f)
-            if tiles is not None and powers.get(tiles[1], 0) >= 1:
+            if tiles is not None and powers.get(tiles[1], 0) >= 1 and powers.get(f, 0) >= 1:
                 n, t = tiles
                 powers[t] -= 1
                 self._break_sources.setdefault(self._index.get(t.name, -1), set()).add(
@@ -207,6 +216,8 @@ class IntervalProgram:
                 sign = 1.0 if isinstance(f, CeilDiv) else -1.0
                 args.append(self._push(_Instr("padded", (self._emit(t),), integer=True, k=n, value=sign)))
                 powers[f] -= 1
+        if not words_first:
+            self._words_args(e, powers, args)
         for c, cap in enumerate(self._caps):  # P**-s with P = prod(x**k) <= cap: one factor
             syms = [(Sym(self.params[d]), k) for d, k in cap.powers]
             s = min(-powers.get(x, 0) // k for x, k in syms)
@@ -220,6 +231,25 @@ class IntervalProgram:
             if k:
                 args.append(self._emit(base if k == 1 else Pow(base, k)))
         return tuple(args)
+
+    def _words_args(self, e: Mul, powers: dict[Expr, int], args: list[int]) -> None:
+        """In place: every ``y * lanes(y)**-1`` of the product (``powers``) as a *words*
+        factor."""
+        for f in e.factors:
+            if not (isinstance(f, Pow) and f.exp == -1 and powers.get(f.base, 0) == -1):
+                continue
+            lanes = lanes_of(f.base, self._integral)
+            if lanes is None:
+                continue
+            y, cands = lanes
+            need = _monomial(y)
+            if need is None or not all(powers.get(b, 0) * k >= k * k for b, k in need.items()):
+                continue
+            for b, k in need.items():
+                powers[b] -= k
+            powers[f.base] += 1
+            args.append(self._push(_Instr("words", (self._emit(y), self._emit(f.base)), integer=True,
+                                          cands=cands)))
 
     def _capped(self, c: int) -> int:
         """The instruction of cap ``c``'s monomial, bounded by the cap."""
@@ -365,6 +395,13 @@ class IntervalProgram:
             return self._mod(ins, args[0], ctx)
         if kind == "padded":
             return _padded(args[0], ins.k, ins.value > 0)
+        if kind == "meet":
+            (al, ah), (bl, bh) = args
+            return np.maximum(al, bl), np.minimum(ah, bh)
+        if kind == "words":
+            y = ins.args[0]
+            cong = self._cong(y, ctx) if self._instrs[y].integer else (np.int64(1), np.int64(0))
+            return _words(args[0], args[1], ins.cands, cong)
         if kind == "capped":  # a product of coordinates (>= 1), at most the cap where it matters
             rl, rh = args[0]
             for al, ah in args[1:]:
@@ -459,6 +496,11 @@ class IntervalProgram:
                     else:
                         num = _cong_mul(num, part)
             m, r = _cong_div(num, den, den_top) if self._has_inverse(i) else num
+        elif ins.kind == "meet":
+            m, r = self._cong(ins.args[0], ctx)
+        elif ins.kind == "words":  # y / lanes(y), an exact quotient
+            y, lanes = ins.args
+            m, r = _cong_div(self._cong(y, ctx), self._cong(lanes, ctx), np.abs(ctx.vals[lanes][1]))
         elif ins.kind == "padded":
             m, r = _cong_mul(self._cong(ins.args[0], ctx), (np.int64(1), np.int64(0)))
         elif ins.kind == "mod":
@@ -496,6 +538,94 @@ def _padded(t: tuple[Any, Any], n: int, ceil: bool) -> tuple[Any, Any]:
         lo = np.maximum(np.maximum(n - b1 + 1, a1 * np.floor_divide(n, b1)), 0)
         hi = np.minimum(n, b1 * np.floor_divide(n, a1))
     return np.where(ok, lo, -np.inf), np.where(ok, hi, np.inf)
+
+
+def lanes_of(e: Expr, integral: Callable[[Expr], bool]) -> tuple[Expr, tuple[int, ...]] | None:
+    """``(y, (c1, c2, ...))`` when ``e`` is a lanes selection ``where(y mod c1 == 0, c1,
+    where(y mod c2 == 0, c2, ... 1))`` with ``c1 > c2 > ... >= 2`` (as
+    :func:`odyssey.codegen.geometry.pow2_lanes` builds it for one value): its value is the
+    largest ``c`` that divides ``y``, or 1. Else None."""
+    y: Expr | None = None
+    cands: list[int] = []
+    while isinstance(e, Where):
+        cond = e.cond
+        if not (isinstance(cond, Eq) and isinstance(cond.lhs, Add) and isinstance(cond.rhs, Const)
+                and cond.rhs.value == 0):
+            return None
+        mod = match_mod(cond.lhs, integral)
+        if mod is None or mod[2] != 0 or not (isinstance(e.a, Const) and e.a.value == mod[1]):
+            return None
+        if (y is not None and mod[0] != y) or (cands and mod[1] >= cands[-1]):
+            return None
+        y = mod[0]
+        cands.append(mod[1])
+        e = e.b
+    if y is None or not (isinstance(e, Const) and e.value == 1):
+        return None
+    return y, tuple(cands)
+
+
+def _monomial(y: Expr) -> dict[Expr, int] | None:
+    """``y`` as ``{base: exponent}`` (a product of powers without a constant), else None."""
+    out: dict[Expr, int] = {}
+    for f in y.factors if isinstance(y, Mul) else (y,):
+        base, k = (f.base, f.exp) if isinstance(f, Pow) else (f, 1)
+        if isinstance(base, Const):
+            return None
+        out[base] = out.get(base, 0) + k
+    return out
+
+
+def _words(y: tuple[Any, Any], lanes: tuple[Any, Any], cands: tuple[int, ...],
+           cong: tuple[Any, Any]) -> tuple[Any, Any]:
+    """Bounds of ``y / L(y)``, ``L(y)`` the largest of ``cands`` dividing the integer ``y``
+    (else 1), given ``L(y)`` in ``lanes`` and ``y = r (mod m)`` (``cong``; ``m = 0``: ``y =
+    r``). Besides the quotient of the intervals: a ``y`` with ``L(y) = c`` is a multiple of
+    ``c`` in ``y``'s class, so at least the first such ``y_c >= lo``, and ``y / L(y) >= y_c /
+    c``; the bound is the least of these over the ``c`` with ``lanes`` (``y >= 1``)."""
+    (yl, yh), (ll, lh) = y, lanes
+    m, r = cong
+    pos = np.asarray(ll) >= 1
+    il = np.where(pos, 1.0 / np.where(pos, lh, 1.0), -np.inf)
+    ih = np.where(pos, 1.0 / np.where(pos, ll, 1.0), np.inf)
+    rl, rh = _mul(yl, yh, il, ih)
+    rl, rh = _clean(rl, rh, True)
+    ok = (np.asarray(yl) >= 1) & np.isfinite(yl) & (np.asarray(yl) < 2.0**50)
+    y1 = np.where(ok, yl, 1.0).astype(np.int64)
+    step = np.asarray(m, dtype=np.int64)
+    # the first member of the class at or above lo (the value itself when m = 0)
+    first = np.where(step == 0, r, y1 + np.mod(r - y1, np.maximum(step, 1)))
+    ok &= first >= y1
+    best = np.full(np.shape(ok), np.inf)
+    for c in (1, *cands):
+        y_c = np.where(ok & (ll <= c) & (c <= lh), _first_multiple(first, step, c), np.inf)
+        best = np.minimum(best, np.where(y_c <= yh, y_c / c, np.inf))
+    return np.where(ok & np.isfinite(best), np.maximum(rl, np.ceil(best)), rl), rh
+
+
+def _first_multiple(first: Array, step: Array, c: int) -> Array:
+    """The least ``y = first + t*step`` (``first >= 0``, ``t >= 0``; ``step = 0``: ``y =
+    first``) that ``c`` divides, as float (infinite when there is none)."""
+    if c == 1:
+        return first.astype(np.float64)
+    if c & (c - 1):  # not a power of two: try t < c
+        out = np.full(first.shape, np.inf)
+        for t in range(c - 1, -1, -1):
+            y = first + t * step
+            out = np.where(np.mod(y, c) == 0, y, out)
+        return np.where(step == 0, np.where(np.mod(first, c) == 0, first, np.inf), out)
+    # c = 2**a: with g = gcd(step, c), c | first + t*step iff g | first and t = (-first/g) *
+    # (step/g)**-1 (mod c/g), step/g odd when g < c (its inverse by Newton's iteration)
+    g = np.gcd(step, c)
+    cg = c // np.maximum(g, 1)
+    odd = np.mod(step // np.maximum(g, 1), cg)
+    inv = odd
+    for _ in range(5):
+        inv = np.mod(inv * (2 - odd * inv), cg)
+    t = np.mod(np.mod(-(first // np.maximum(g, 1)), cg) * inv, cg)
+    y = np.where(np.mod(first, np.maximum(g, 1)) == 0, first + t * step, -1)
+    y = np.where(step == 0, np.where(np.mod(first, c) == 0, first, -1), y)
+    return np.where(y >= 0, y, np.inf).astype(np.float64)
 
 
 def _cong_mul(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:

@@ -22,6 +22,7 @@ import numpy as np
 
 from odyssey.expr import (
     Add,
+    Ceil,
     CeilDiv,
     Const,
     Div,
@@ -197,8 +198,34 @@ class _Rewriter:
                     factors.append(self._push(target, f))
                     pushed_any = True
                     break
+                rounded = next((g for g in factors if isinstance(g, Ceil)
+                                and tiles[1].name in _symbols_outside(g, f)), None)
+                if rounded is not None:
+                    factors = self._beside_ceil(factors, rounded)
+                    pushed_any = True
+                    break
         return _build(_product(_mono(f) if not isinstance(f, Add | Where | Max | Min)
                                else (Fraction(1), {f: 1}) for f in factors))
+
+    def _beside_ceil(self, factors: list[Expr], rounded: Ceil) -> list[Expr]:
+        """``P * ceil(x)``, ``P`` the product of the tile counts ``ceil(N/T)`` among
+        ``factors`` with ``T`` in ``x``, as ``max(P * ceil(x), P * x)`` with ``P`` pushed
+        into ``x`` (exact: ``P >= 0`` and ``ceil(x) >= x``): ``ceil(3/T_p) * ceil(T_p*W + 22)``
+        is bounded through ``ceil(3/T_p)*T_p`` in the second term, not at ``T_p``'s
+        smallest value and the tile count's apart."""
+        movers = []
+        for f in factors:
+            tiles = tile_count(f)
+            if tiles is not None and tiles[1].name in _symbols_outside(rounded, f) and not any(
+                    g == tiles[1] or (isinstance(g, Pow) and g.base == tiles[1]) for g in factors):
+                movers.append(f)
+        inner = rounded.arg
+        for f in movers:
+            inner = self._push(inner, f) if isinstance(inner, Add | Where | Max | Min) else \
+                self.distribute(_build(_mono_times(_mono(inner), _mono(f))))
+        kept = _build(_product(_mono(f) for f in [*movers, rounded]))
+        rest = [g for g in factors if g is not rounded and all(g is not m for m in movers)]
+        return [*rest, emax(kept, inner)]
 
     def _push(self, g: Expr, f: Expr, cancel: Expr | None = None) -> Expr:
         """``f * g`` with ``f`` moved inside ``g``; with ``cancel``, only into the terms of a
