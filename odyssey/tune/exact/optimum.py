@@ -261,6 +261,9 @@ def _tighten(b: _Boxes, space: _Space) -> tuple[_Boxes, np.ndarray]:
 
 
 _BEAM = 64  # boxes followed by a dive
+_WINDOW = 6  # polish: values either side of the incumbent's in a pair sweep
+_POLISH_PASSES = 8
+_ELITE = 24  # polish: starts
 _FEW = 4  # a parent with at most this many values: its children are its divisors
 
 
@@ -467,7 +470,12 @@ class BranchAndBound:
     drives it from a tuner's ask/tell loop. ``best``/``best_lat`` is the incumbent (rows in
     the order of ``space.names``), ``points`` the tilings it had evaluated."""
 
-    def __init__(self, model: DesignModel, *, leaf_points: int, batch: int, seed: int) -> None:
+    def __init__(self, model: DesignModel, *, leaf_points: int, batch: int, seed: int,
+                 polish: bool = False) -> None:
+        self.polish_incumbent = polish
+        self.elite = np.zeros((0, len(model.params)), dtype=np.int64)
+        self.elite_lat = np.zeros(0)
+        self.polished: set[tuple[int, ...]] = set()
         self.bound_evaluations = 0
         self.model = model
         self.space = _Space.of(model)
@@ -508,6 +516,13 @@ class BranchAndBound:
             k = int(np.argmin(lat))
             if lat[k] < self.best_lat:
                 self.best_lat, self.best = float(lat[k]), np.array(pts[k], dtype=np.int64)
+            if self.polish_incumbent:  # the best few, where the local search starts
+                top = np.argsort(lat, kind="stable")[:_ELITE]
+                rows = np.concatenate([self.elite, np.asarray(pts, dtype=np.int64)[top]])
+                lats = np.concatenate([self.elite_lat, np.asarray(lat, dtype=np.float64)[top]])
+                rows, first = np.unique(rows, axis=0, return_index=True)
+                order = np.argsort(lats[first], kind="stable")[:_ELITE]
+                self.elite, self.elite_lat = rows[order], lats[first][order]
 
     def evaluate(self, pts: np.ndarray) -> Steps:
         """Have legal tilings (parameter rows) evaluated exactly, by whoever drives the
@@ -523,6 +538,61 @@ class BranchAndBound:
         better ones; this only guarantees one early)."""
         if samples:
             yield from self.evaluate(_random_points(self.space, self.divs, self.rng, samples))
+
+    def polish(self) -> Steps:
+        """Local search (when enabled) from each of the ``_ELITE`` best tilings evaluated so
+        far not yet searched from: sweep each coordinate over its whole range, and each pair
+        of coordinates over ``_WINDOW`` values either side, the others fixed; move to the
+        best tiling found; repeat until a round finds nothing better. A better incumbent
+        early prunes the boxes whose bound lies between it and the incumbents the dives find
+        (the optimum sits on a plateau of near-equal tilings at the DSP budget)."""
+        if not self.polish_incumbent:
+            return
+        coords = self.space.coords
+        for row, lat in zip(self.elite, self.elite_lat, strict=True):
+            key = tuple(int(v) for v in row)
+            if key in self.polished or not np.isfinite(lat):
+                continue
+            self.polished.add(key)
+            point, value = coords.to_coords(row[None, :])[0], float(lat)
+            for _ in range(_POLISH_PASSES):
+                cand = self._neighbours(point)
+                lats = yield from self._ask(coords.to_params(cand))
+                if not len(lats) or not lats.min() < value:
+                    break
+                k = int(np.argmin(lats))
+                point, value = cand[k], float(lats[k])
+                self.polished.add(tuple(int(v) for v in coords.to_params(cand[k:k + 1])[0]))
+
+    def _neighbours(self, point: np.ndarray) -> np.ndarray:
+        """The legal coordinate rows one sweep away from ``point`` (see :meth:`polish`)."""
+        space = self.space
+        rows = []
+        for d in range(len(space.names)):
+            vals = np.arange(space.lower[d], space.upper[d] + 1)
+            cand = np.repeat(point[None, :], len(vals), axis=0)
+            cand[:, d] = vals
+            rows.append(cand)
+        for d, e in itertools.combinations(range(len(space.names)), 2):
+            a = np.arange(max(space.lower[d], point[d] - _WINDOW), min(space.upper[d], point[d] + _WINDOW) + 1)
+            b = np.arange(max(space.lower[e], point[e] - _WINDOW), min(space.upper[e], point[e] + _WINDOW) + 1)
+            cand = np.repeat(point[None, :], len(a) * len(b), axis=0)
+            cand[:, d] = np.repeat(a, len(b))
+            cand[:, e] = np.tile(b, len(a))
+            rows.append(cand)
+        cand = np.unique(np.concatenate(rows), axis=0)
+        return cand[space.legal(cand)]
+
+    def _ask(self, pts: np.ndarray) -> Generator[np.ndarray | None, Any, np.ndarray]:
+        """Like :meth:`evaluate`, returning the latencies."""
+        out = []
+        for start in range(0, len(pts), _ENUM_CHUNK):
+            chunk = pts[start:start + _ENUM_CHUNK]
+            lat = np.asarray((yield chunk), dtype=np.float64)
+            self.points += len(chunk)
+            self.offer(chunk, lat)
+            out.append(lat)
+        return np.concatenate(out) if out else np.zeros(0)
 
     # bounding ----------------------------------------------------------------
 
@@ -696,6 +766,7 @@ class BranchAndBound:
             rounds += 1
             if rounds & (rounds - 1) == 0:  # rounds 1, 2, 4, 8, ...
                 yield from dive(chunk)
+                yield from self.polish()
             else:
                 push((yield from self.expand(chunk)))
                 yield None
@@ -740,8 +811,9 @@ def find_optimum(
         raise TunerError(f"`batch` must be at least 1, got {batch!r}")
     start = time.perf_counter()
     deadline = None if time_limit_s is None else start + time_limit_s
-    search = BranchAndBound(model, leaf_points=leaf_points, batch=batch, seed=seed)
+    search = BranchAndBound(model, leaf_points=leaf_points, batch=batch, seed=seed, polish=True)
     drive(search.seed_incumbent(seed_samples), search.exact_latency)
+    drive(search.polish(), search.exact_latency)
     lower = drive(search.run(deadline), search.exact_latency)
     return _result(model, search, lower, time.perf_counter() - start)
 
