@@ -42,8 +42,8 @@ from odyssey.mapping.space import Level
 #: 3: module roles (reader, chain, loader, feeder, pe, drain, writer);
 #: 4: an input's pack dimension and per-dimension pack factors (``pack_*`` of an operand)
 #: 5: the platform; every port's DRAM channel, memory kind, m_axi bundle and Vitis connectivity
-SchemaVersion = Literal[5]
-SCHEMA_VERSION: Final[SchemaVersion] = 5
+SchemaVersion = Literal[6]
+SCHEMA_VERSION: Final[SchemaVersion] = 6
 
 AssignOp = Literal["=", "+=", "-=", "*="]
 OutputAccumulation = Literal["on_chip", "partial_sums_leave_array"]
@@ -96,7 +96,7 @@ StmtType = Literal["for", "if", "block", "fifo_read", "fifo_write", "dram_read",
 
 #: the keys (besides ``type``) of each statement type
 STMT_KEYS: Final[dict[StmtType, tuple[str, ...]]] = {
-    "for": ("var", "trip", "pipeline_ii", "pipeline_depth", "ii_sym", "depth_sym", "unroll", "body"),
+    "for": ("var", "trip", "pipeline_ii", "pipeline_depth", "ii_sym", "depth_sym", "fill_sym", "unroll", "body"),
     "if": ("cond", "freq", "then", "else"),
     "block": ("body",),
     "fifo_read": ("fifo",), "fifo_write": ("fifo",),
@@ -121,6 +121,9 @@ StmtJson = TypedDict("StmtJson", {
     "pipeline_depth": "int | None",
     "ii_sym": "ExprJson | None",
     "depth_sym": "ExprJson | None",
+    # cycles the loop's last word of a region takes to reach it through the modules before it
+    # in its chain (hidden by their FIFOs while the chain streams): once per region, not per run
+    "fill_sym": "ExprJson | None",
     "unroll": bool,
     "body": "list[StmtNode]",
     "cond": str,  # C text

@@ -134,6 +134,9 @@ class For:
     pipeline_depth: int = field(default_factory=_io_depth)
     ii_sym: Expr | None = None  # the II as an expression of the tiling, when it depends on it
     depth_sym: Expr | None = None  # likewise the pipeline depth
+    # a chain's forwarding loop: the cycles its last word takes through the modules after it,
+    # paid once per call of the region (the model's view; the printed code does not show it)
+    fill_sym: Expr | None = None
 
 
 def pipelined_nest(s: For) -> For | None:
@@ -438,6 +441,7 @@ def stmt_json(s: Stmt) -> StmtJson:
                 "pipeline_depth": s.pipeline_depth if s.pipeline_ii is not None else None,
                 "ii_sym": to_json(s.ii_sym) if s.ii_sym is not None else None,
                 "depth_sym": to_json(s.depth_sym) if s.depth_sym is not None else None,
+                "fill_sym": to_json(s.fill_sym) if s.fill_sym is not None else None,
                 "unroll": s.unroll, "body": [stmt_json(c) for c in s.body]}
     if isinstance(s, If):
         return {"type": "if", "cond": s.cond, "freq": to_json(s.freq) if s.freq is not None else None,

@@ -316,14 +316,15 @@ def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Fun
     params = [Param(stream_t(ctype), "fifo_low", by_ref=True, direction="in")]
     if not boundary:
         rest = (ctx.g(s).outer_sym - sym(f"p_{s}") - 1) * own_blocks * acc_sym
-        # the forwarding loop waits for the data of every module after this one: a visit's
-        # last element reaches it after one hop per module of the rest of the chain
-        # (the model's view of the hops the timed simulation simulates; the printed depth is
-        # the loop's own)
+        # the forwarding loop's words come through every module after this one, one hop
+        # each. While the chain streams, those modules run ahead by their FIFOs and the hops
+        # are hidden (every visit costs the loop's own depth); the last visit of a region
+        # waits for its last word to cross them once (the model's view of the hops the timed
+        # simulation simulates; the printed depth is the loop's own)
         d = assumption("chain_hop_cycles").value
         hops = (ctx.g(s).outer_sym - sym(f"p_{s}")) * d
         body = (*own, For("e2", rest, (StreamRead("fifo_in", f"{ctype} v"), StreamWrite("fifo_out", "v")),
-                          pipeline_ii=1, depth_sym=hops))
+                          pipeline_ii=1, fill_sym=hops))
         params.append(Param(stream_t(ctype), "fifo_in", by_ref=True, direction="in"))
     params.append(Param(stream_t(ctype), "fifo_out", by_ref=True, direction="out"))
     lv = "L1" if level == len(op.inj) - 1 else "L2"

@@ -19,8 +19,11 @@ stage of the drain path: the epilogue), the latency is the largest of
   PEs, else the last drain block's way out, ``max(acc, L_{L3,out} / (visits * blocks))``;
 * output-bound: ``first + visit + L_{L3,out}``;
 * drain-path module ``m`` (PE drains, drain I/O levels): ``first + visit + L_m``, like the
-  writer (a drain chain's forwarding loop counts the hops through the rest of the chain in
-  its depth: ``chain_hop_cycles`` per module);
+  writer, plus the module's fill ``F_m`` (a drain chain's forwarding loop: one
+  ``chain_hop_cycles`` per module of the rest of the chain, crossed once by a pass's last
+  word; while the chain streams the modules after it run ahead by their FIFOs, so each visit
+  costs only the loop's own depth). The epilogue ``drain`` counts each stage's fill too:
+  ``drain = max_d (ceil(L_d / visits) + F_d)``;
 * an input's chain or loader module ``m``: ``ahead(L_m) + tile + drain + D_out``, like its reader (it
   forwards words as the reader delivers them, from the region's start);
 * any other module ``m`` (feeders, which wait for their first block): ``first + L_m + drain``;
@@ -56,7 +59,7 @@ from odyssey.codegen.roles import ModuleKind
 from odyssey.errors import ModelError, PlatformError
 from odyssey.expr import Expr, const, eceil, emax, emin, from_json, mul, substitute
 from odyssey.model.design_model import DesignModel, ParamSpec
-from odyssey.model.latency import module_latency, pipeline_depth, read_back_fraction
+from odyssey.model.latency import module_fill, module_latency, pipeline_depth, read_back_fraction
 from odyssey.model.resources import bram18k, dsp, loop_table, offchip_bytes
 from odyssey.platforms import Platform, assumption
 
@@ -103,6 +106,8 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     mods = {m["name"]: m for m in desc["modules"]}
     paces = channel_paces(desc, subst, rates or {})
     lat = {name: module_latency(m, subst, burst_overhead=burst_overhead, paces=paces) for name, m in mods.items()}
+    # a drain chain module's last word of a pass crosses the modules after it once (0 elsewhere)
+    fill = {name: module_fill(m, subst) for name, m in mods.items()}
     out_op = next(o for o in desc["operands"] if o["role"] == "output")
     inputs = [o for o in desc["operands"] if o["role"] == "input"]
 
@@ -146,7 +151,7 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
         # the epilogue: the last output tile's way out, through the slowest stage of the drain
         # path (the PE drains, the drain I/O levels and the writer): each stage's time per
         # visit of an output tile, from its own AST
-        drain = emax(*[eceil(lat[n] / out_visits) for n in drain_path])
+        drain = emax(*[eceil(lat[n] / out_visits) + fill[n] for n in drain_path])
         terms: dict[str, Expr] = {
             "PE": first + emax(*[lat[n] for n in pe_names]) + drain + d_out,
             l3_out_name: first + tile * inner_tiles + lat[l3_out_name],
@@ -177,7 +182,7 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
             # a chain's boundary module moves a subset of what its head moves: never the bound
             elif m["role"] == "drain" and not m["boundary"]:
                 # the drain path starts with the first output visit, like the writer
-                terms[n] = first + tile * inner_tiles + lat[n]
+                terms[n] = first + tile * inner_tiles + lat[n] + fill[n]
             elif m["role"] in ("chain", "loader") and not m["boundary"]:
                 # chains and loaders forward words as the reader delivers them: they start
                 # with the region, and after their last word the last tile is fed,
@@ -217,7 +222,7 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     for name, e in terms.items():
         exprs[f"bound:{name}"] = e
     for name, e in lat.items():
-        exprs[f"module:{name}"] = e
+        exprs[f"module:{name}"] = e + fill[name]
     for name, e in bram_parts.items():
         exprs[f"bram:{name}"] = e
     for name, e in per_array.items():

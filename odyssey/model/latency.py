@@ -11,6 +11,9 @@ Rules (cycles), the same ones the timed simulation implements:
   port's accesses in the body, the largest over the ports (0 without DRAM accesses). So a
   DRAM reader or writer takes ``max(its issue rate, bytes / its share of the channel)`` plus
   its burst overheads;
+* a drain chain's forwarding loop also waits, once per region, for its last word to cross
+  the modules after it (``fill_sym``, :func:`module_fill`): while the chain streams, those
+  modules run ahead by their FIFOs and hide the hops, so a visit costs the loop's own depth;
 * a loop that is not pipelined takes ``trip * latency(body)`` (no per-iteration overhead);
 * an ``if`` takes ``freq * latency(then) + (1 - freq) * latency(else)``;
 * statements outside pipelines (declarations, lock acquisition) take 0.
@@ -135,6 +138,26 @@ def module_latency(module: ModuleJson, subst: Mapping[str, Expr], *, burst_overh
     for tp in module.get("template", []):
         local[tp.split()[-1]] = const(0)
     return block_latency(module["ast"], local, burst_overhead=burst_overhead, taken=taken, paces=paces)
+
+
+def module_fill(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr:
+    """Cycles a module's last word of a region waits, once, beyond its loops' latencies: the
+    largest ``fill_sym`` of its loops (a drain chain's forwarding loop: one hop per module
+    after it, hidden by their FIFOs while the chain streams), 0 without one. The head
+    instance's (position parameters 0), like :func:`module_latency`."""
+    local = dict(subst)
+    for tp in module.get("template", []):
+        local[tp.split()[-1]] = const(0)
+    fills: list[Expr] = []
+    stack = list(module["ast"])
+    while stack:
+        s = stack.pop()
+        fill = s.get("fill_sym") if s.get("type") == "for" else None
+        if fill is not None:
+            fills.append(_expr(fill, local))
+        for block in nested_blocks(s):
+            stack.extend(block)
+    return emax(*fills) if fills else const(0)
 
 
 def read_back_fraction(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr | None:

@@ -33,8 +33,8 @@ chains (along j) and an L2 chain (along i), in words of the accumulator block.
   terms of ``odyssey.model.build`` (prologue ``first = max(ceil(L3_A/visits_A), ceil(L3_B/visits_B))``,
   ``drain`` the slowest drain-path stage per output visit, an input-bound term's reader ending
   no earlier than ``first + tile + (v - 2) * L3/v`` (two visits ahead of the PEs), a drain
-  chain's forwarding loop
-  waiting ``chain_hop_cycles`` (1) cycle per module after it): PE-bound ``first + PE + drain + 3``.
+  chain's forwarding loop streaming at its own depth per visit, its last word of a pass
+  crossing the modules after it once at ``chain_hop_cycles`` (1) each): PE-bound ``first + PE + drain + 3``.
 """
 
 from __future__ import annotations
@@ -101,11 +101,12 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     read_back = 0.0 if on_chip else visits_c * (1 - 1 / tk) * write  # the reader, averaged over passes
     first = max(ceil(l3a / visits_a), ceil(l3b / visits_b))
     # the drain path per output visit: the L2 chain along i (its own row of Pj blocks, then the
-    # rows after it, whose last element comes through Pi hops), the L1 chains along j
-    # likewise, the PE drains, the writer; the epilogue is the slowest of them
-    l2 = pipe(pj * acc // lc) + pipe((pi - 1) * pj * acc // lc, depth=HOP * pi)
-    l1 = pipe(acc // lc) + pipe((pj - 1) * acc // lc, depth=HOP * pj)
-    drain = max(ceil(l2), ceil(l1), ceil(pipe(acc // lc, 1, 10)), ceil(l3c / visits_c))
+    # rows after it, forwarded at the loop's own depth while the chain streams), the L1 chains
+    # along j likewise, the PE drains, the writer; the epilogue is the slowest of them, a
+    # chain's last word crossing the modules after it once (Pi or Pj hops)
+    l2 = pipe(pj * acc // lc) + pipe((pi - 1) * pj * acc // lc)
+    l1 = pipe(acc // lc) + pipe((pj - 1) * acc // lc)
+    drain = max(ceil(l2) + HOP * pi, ceil(l1) + HOP * pj, ceil(pipe(acc // lc, 1, 10)), ceil(l3c / visits_c))
 
     def ahead(l3: float, v: int) -> float:
         # a reader moves two visits (its loaders' ping-pong blocks) before the PEs take one,
@@ -117,7 +118,11 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
             "bound:PE": first + pe + drain + 3,
             "bound:A": ahead(l3a, visits_a) + tile + drain + 3,
             "bound:B": ahead(l3b, visits_b) + tile + drain + 3,
-            "bound:C": first + tile + l3c, "dsp": pi * pj * s * 5}
+            "bound:C": first + tile + l3c, "dsp": pi * pj * s * 5,
+            # a drain chain module: every visit at its loops' own depths, its last word once
+            # through the rest of its chain; bounded from the first output visit like the writer
+            "L2_out": visits_c * l2 + HOP * pi, "L1_out": visits_c * l1 + HOP * pj,
+            "bound:L2_out": first + tile * inner + visits_c * l2 + HOP * pi}
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +157,9 @@ def test_mm_ij_matches_hand_derivation(mm_space, order, size, tiling) -> None:  
     assert got["bound:B_IO_L3_in"] == pytest.approx(want["bound:B"])
     assert got["dsp"] == want["dsp"]
     assert got["passes"] == want["passes"]
+    assert got["module:C_drain_IO_L2_out"] == pytest.approx(want["L2_out"])
+    assert got["module:C_drain_IO_L1_out"] == pytest.approx(want["L1_out"])
+    assert got["bound:C_drain_IO_L2_out"] == pytest.approx(want["bound:L2_out"])
     per_pass = max(want["bound:PE"], want["bound:A"], want["bound:B"], want["bound:C"])
     restart = assumption("region_restart_cycles").value
     floor = want["passes"] * per_pass + (want["passes"] - 1) * restart
