@@ -35,7 +35,7 @@ from odyssey.codegen.hls_ast import (
     StreamWrite,
 )
 from odyssey.codegen.layout import Axis, DramLayout, box_axes, box_var, input_layout, output_layout
-from odyssey.expr import Expr, const, eq, sym, where
+from odyssey.expr import Expr, const, emax, eq, lt, sym, where
 from odyssey.platforms import assumption
 
 
@@ -301,6 +301,37 @@ def l3_cin(ctx: Ctx, op: OperandGeom) -> Function:
                     kind="io_l3_cin", comment=f"{name}: reads the partial sums of {op.name} back from DRAM.", operand=op.name)
 
 
+def _chain_timing(ctx: Ctx, op: OperandGeom, level: int) -> tuple[Expr, Expr, Expr]:
+    """The model's view of the drain chain along ``op.inj[level]`` per output visit:
+    ``(bubble, rate, head)``. A module reads its own words first, then forwards the words of
+    the modules after it; between its two pipelined loops its output pauses ``depth - 1``
+    cycles. When a module's own words of a visit fit in its output FIFO (``fifo_depth``) it
+    parks them there while the module before it is busy, and the pause is hidden; when they do
+    not, the pause reaches the chain's head: ``bubble`` cycles per module. ``rate``: cycles per
+    word at which this level reads the level below, 1 when that level's head parks its words
+    of a visit in the FIFO between them, else that head's cycles per visit over its words
+    (the lower chains of the rows cannot run ahead of this level, which reads them one after
+    the other, so each streams from cold). ``head``: cycles per visit of this level's head."""
+    fifo = assumption("fifo_depth").value
+    depth = assumption("io_pipeline_depth").value
+    acc = ctx.out_words_sym()
+    own_blocks: Expr = const(1)
+    for lower in op.inj[level + 1 :]:
+        own_blocks = own_blocks * ctx.g(lower).outer_sym
+    own = own_blocks * acc
+    if level == len(op.inj) - 1:
+        rate: Expr = const(1)
+    else:
+        _, _, low_head = _chain_timing(ctx, op, level + 1)
+        low_words = own  # a lower chain's head moves a whole row of this level's own words
+        rate = where(lt(fifo, low_words), emax(1, low_head / low_words), 1)
+    bubble = where(lt(fifo, own), depth - 1, 0)
+    n = ctx.g(op.inj[level]).outer_sym
+    rest = (n - 1) * own
+    head = (own - 1) * rate + depth + where(lt(1, n), (rest - 1) * rate + depth + emax(0, n - 2) * bubble, 0)
+    return bubble, rate, head
+
+
 def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Function:
     """Drain module along ``op.inj[level]``: its own PE's (or lower chain's) results first,
     then everything the modules after it send."""
@@ -310,8 +341,11 @@ def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Fun
     for lower in op.inj[level + 1 :]:
         own_blocks = own_blocks * ctx.g(lower).outer_sym
     acc_sym = ctx.out_words_sym()
+    bubble, rate, _ = _chain_timing(ctx, op, level)
+    # the model's pace of reading the level below (1 at the lowest level; printed II is 1)
+    paced = None if level == len(op.inj) - 1 else rate
     own = (For("e", own_blocks * acc_sym, (StreamRead("fifo_low", f"{ctype} v"), StreamWrite("fifo_out", "v")),
-               pipeline_ii=1),)
+               pipeline_ii=1, ii_sym=paced),)
     body: tuple[Stmt, ...] = own
     params = [Param(stream_t(ctype), "fifo_low", by_ref=True, direction="in")]
     if not boundary:
@@ -323,8 +357,12 @@ def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Fun
         # simulation simulates; the printed depth is the loop's own)
         d = assumption("chain_hop_cycles").value
         hops = (ctx.g(s).outer_sym - sym(f"p_{s}")) * d
+        # the words of the modules after this one come at the pace of the level below, with a
+        # pause per module whose own words do not fit in its FIFO (_chain_timing)
+        pauses = emax(0, ctx.g(s).outer_sym - sym(f"p_{s}") - 2) * bubble
         body = (*own, For("e2", rest, (StreamRead("fifo_in", f"{ctype} v"), StreamWrite("fifo_out", "v")),
-                          pipeline_ii=1, fill_sym=hops))
+                          pipeline_ii=1, ii_sym=paced, depth_sym=assumption("io_pipeline_depth").value + pauses,
+                          fill_sym=hops))
         params.append(Param(stream_t(ctype), "fifo_in", by_ref=True, direction="in"))
     params.append(Param(stream_t(ctype), "fifo_out", by_ref=True, direction="out"))
     lv = "L1" if level == len(op.inj) - 1 else "L2"
