@@ -14,9 +14,12 @@ stage of the drain path: the epilogue), the latency is the largest of
 * input-bound, for each input ``X``: ``ahead(L_{L3,X}) + tile + drain + D_out``, a reader of
   ``v > 2`` visits running at most two visits (its loaders' ping-pong blocks) ahead of the PEs:
   ``ahead(L) = max(L, first + tile + (v - 2) * L / v)``;
-* partial-sum-bound: ``L_{L3,cin} + tail + D_out``, the reader of partial sums starting with
-  the region; ``tail`` is the epilogue ``drain`` when the partial sums run through a chain of
-  PEs, else the last drain block's way out, ``max(acc, L_{L3,out} / (visits * blocks))``;
+* partial-sum-bound: ``L_m + tail + D_out`` for the reader of partial sums (starting with the
+  region) and every loader and chain module after it: a loader publishes its block only after
+  forwarding the words of the rest of its chain, so the head's PE, which drains first, gets
+  its partial sums with the chain's last word; ``tail`` is the last upper-level row's share of
+  the epilogue, ``ceil(drain / rows)`` (the whole ``drain`` with one chain level, or when the
+  partial sums run through a chain of PEs);
 * output-bound: ``first + visit + L_{L3,out}``;
 * drain-path module ``m`` (PE drains, drain I/O levels): ``first + visit + L_m``, like the
   writer, plus the module's fill ``F_m`` (a drain chain's forwarding loop: one
@@ -126,9 +129,9 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     ii = _e(desc["compute"]["pe_ii_sym"], subst)
     iters = _e(desc["compute"]["pe_iterations_per_tile_sym"], subst)
     tile = (iters - 1) * ii + pipeline_depth(pe_mod, subst)
-    acc_mem = next(m for m in desc["memory"] if m["role"] == "accumulator")
-    acc = mul(*[_e(d, subst) for d in acc_mem["dims_sym"]])
-    drain_blocks = mul(*[loops[s]["outer"] for s in out_op["injection_loops"]]) if out_op["injection_loops"] else const(1)
+    # the rows of the drain's upper levels: the blocks of every injection loop but the lowest
+    row_blocks = mul(*[loops[s]["outer"] for s in out_op["injection_loops"][:-1]]) \
+        if len(out_op["injection_loops"]) > 1 else const(1)
     out_visits = visits_in_pass(out_op["reload_loops"])
     reader = {m["operand"]: n for n, m in mods.items() if m["kind"] == "io_l3_in"}
     by_name = {o["name"]: o for o in inputs}
@@ -169,16 +172,18 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
 
         for o in inputs:
             terms[reader[o["name"]]] = ahead(o, l3_in[o["name"]]) + tile + drain + d_out
+        # after the partial-sum path's last word: a partial-sum loader of the lowest chain
+        # publishes its block only after forwarding the words of every module after it in
+        # that chain (one block lock around both), so the chain's head, whose PE drains
+        # first, gets its partial sums with the chain's last word: the rows of the upper
+        # levels (``row_blocks``) are read and drained in the same order, and after the last
+        # word the last row's share of the visit's epilogue remains (the whole epilogue with
+        # one chain, or when the partial sums run through a chain of PEs)
+        cin_tail = drain if out_op["chain_loop"] is not None else eceil(drain / row_blocks)
         for n, m in mods.items():
             if m["kind"] == "io_l3_cin":
-                # the partial-sum reader starts with the region, like the input readers. When
-                # every PE drains its own block (no reduction along the array), the blocks
-                # leave one after another as their partial sums arrive, and after the last
-                # word only the last block remains to be written; when the partial sums run
-                # through a chain of PEs, the whole visit's epilogue follows
-                tail = drain if out_op["chain_loop"] is not None else \
-                    emax(acc, eceil(lat[l3_out_name] / (out_visits * drain_blocks)))
-                terms[n] = lat[n] + tail + d_out
+                # the partial-sum reader starts with the region, like the input readers
+                terms[n] = lat[n] + cin_tail + d_out
             # a chain's boundary module moves a subset of what its head moves: never the bound
             elif m["role"] == "drain" and not m["boundary"]:
                 # the drain path starts with the first output visit, like the writer
@@ -188,7 +193,13 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
                 # with the region, and after their last word the last tile is fed,
                 # computed and drained, as after the reader's
                 path = by_name.get(m["operand"] or "")  # None on the partial-sum path
-                terms[n] = (lat[n] if path is None else ahead(path, lat[n])) + tile + drain + d_out
+                if path is None:
+                    # the partial sums meet the accumulators at the PEs' drains, not at the
+                    # start of a tile: after the last word only its block's way out remains,
+                    # as after the partial-sum reader's
+                    terms[n] = lat[n] + cin_tail + d_out
+                else:
+                    terms[n] = ahead(path, lat[n]) + tile + drain + d_out
             elif m["kind"] not in ("pe", "io_l3_in", "io_l3_out") and not m["boundary"]:
                 terms[n] = first + lat[n] + drain
         return terms, first, drain

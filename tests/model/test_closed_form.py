@@ -104,8 +104,14 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     # rows after it, forwarded at the loop's own depth while the chain streams), the L1 chains
     # along j likewise, the PE drains, the writer; the epilogue is the slowest of them, a
     # chain's last word crossing the modules after it once (Pi or Pj hops)
-    l2 = pipe(pj * acc // lc) + pipe((pi - 1) * pj * acc // lc)
-    l1 = pipe(acc // lc) + pipe((pj - 1) * acc // lc)
+    # A module whose own words of a visit exceed its FIFO (2) cannot park them ahead: the pause
+    # between its two loops (depth - 1 = 2) reaches the head, once per module after the head
+    # but the boundary; the L2 level reads each row's L1 chain at that chain's cold pace
+    # (cycles per visit over its words) when a row's words do not fit in the FIFO either.
+    w = acc // lc
+    l1 = pipe(w) + pipe((pj - 1) * w, depth=3 + max(0, pj - 2) * (2 if w > 2 else 0))
+    rate = max(1.0, l1 / (pj * w)) if pj * w > 2 else 1.0
+    l2 = pipe(pj * w, rate) + pipe((pi - 1) * pj * w, rate, depth=3 + max(0, pi - 2) * (2 if pj * w > 2 else 0))
     drain = max(ceil(l2) + HOP * pi, ceil(l1) + HOP * pj, ceil(pipe(acc // lc, 1, 10)), ceil(l3c / visits_c))
 
     def ahead(l3: float, v: int) -> float:
@@ -122,13 +128,17 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
             # a drain chain module: every visit at its loops' own depths, its last word once
             # through the rest of its chain; bounded from the first output visit like the writer
             "L2_out": visits_c * l2 + HOP * pi, "L1_out": visits_c * l1 + HOP * pj,
-            "bound:L2_out": first + tile * inner + visits_c * l2 + HOP * pi}
+            "bound:L2_out": first + tile * inner + visits_c * l2 + HOP * pi,
+            # the partial-sum reader: its words reach the PE drains row by row (each L1
+            # loader publishes its row's blocks with the row's last word), so after its last
+            # word the last of the Pi rows' share of the epilogue remains
+            "bound:C_in": read_back + ceil(drain / pi) + 3}
 
 
 @pytest.fixture(scope="module")
 def mm_space():  # type: ignore[no-untyped-def]
     return {size: analyse(load_scop("kernels/mm.c", {"I": str(size[0]), "J": str(size[1]), "K": str(size[2])}))
-            for size in ((16, 16, 16), (37, 41, 43))}
+            for size in ((16, 16, 16), (37, 41, 43), (16, 36, 16))}
 
 
 TILINGS = [
@@ -136,11 +146,23 @@ TILINGS = [
     ((37, 41, 43), {"T_i1": 6, "T_j1": 5, "T_k1": 7, "T_i2": 3, "T_j2": 5, "T_k2": 7}),  # non-divisors
     ((37, 41, 43), {"T_i1": 12, "T_j1": 8, "T_k1": 16, "T_i2": 1, "T_j2": 2, "T_k2": 4}),
 ]
+#: 3 x 3 PEs of 48 accumulators (3 words of 16): the drain chains pause and the L2 level waits
+#: for each row's L1 chain
+COLD_CHAINS = ((16, 36, 16), {"T_i1": 12, "T_j1": 36, "T_k1": 8, "T_i2": 4, "T_j2": 12, "T_k2": 2})
 
 
 @pytest.mark.parametrize("order", ["ij-ij.k", "ij-ik.j", "ij-jk.i"])
 @pytest.mark.parametrize(("size", "tiling"), TILINGS)
 def test_mm_ij_matches_hand_derivation(mm_space, order, size, tiling) -> None:  # type: ignore[no-untyped-def]
+    check_mm_ij(mm_space, order, size, tiling)
+
+
+def test_mm_ij_cold_drain_chains(mm_space) -> None:  # type: ignore[no-untyped-def]
+    """Own words per PE (3) above the FIFO depth: the closed forms of the pausing chains."""
+    check_mm_ij(mm_space, "ij-ij.k", *COLD_CHAINS)
+
+
+def check_mm_ij(mm_space, order, size, tiling) -> None:  # type: ignore[no-untyped-def]
     ks = mm_space[size]
     model = build_model(ks, ks.design(order), platform=PLAT)
     got = model.evaluate_one(tiling)
@@ -152,6 +174,7 @@ def test_mm_ij_matches_hand_derivation(mm_space, order, size, tiling) -> None:  
     assert got["module:C_drain_IO_L3_out"] == pytest.approx(want["C_L3"])
     if order != "ij-ij.k":
         assert got["module:C_IO_L3_in"] == pytest.approx(want["C_read"])
+        assert got["bound:C_IO_L3_in"] == pytest.approx(want["bound:C_in"])
     assert got["bound:PE"] == pytest.approx(want["bound:PE"])
     assert got["bound:A_IO_L3_in"] == pytest.approx(want["bound:A"])
     assert got["bound:B_IO_L3_in"] == pytest.approx(want["bound:B"])
