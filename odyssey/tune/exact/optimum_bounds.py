@@ -39,6 +39,7 @@ last place, so the intervals stay sound under floating point.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -106,6 +107,7 @@ class _Ctx:
     hi: Array
     mod: Array
     cong: dict[int, tuple[Any, Any]]
+    nonneg: dict[int, bool]  # memoised: the instruction's lower ends are all at least 0
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,63 @@ class IntervalProgram:
         self._break_sources: dict[int, set[tuple[str, int]]] = {}
         self.outputs = {name: self._emit(e) for name, e in exprs.items()}
         self._users_of_mod = self._mod_sites()
+        # sums and products of integer nodes, computed exactly (values below 2**52): no
+        # rounding outward (products of finite factors never give NaN, see _mul)
+        self._exact = frozenset(
+            i for i, ins in enumerate(self._instrs)
+            if ins.integer and ins.kind in ("add", "mul")
+            and all(self._instrs[a].integer for a in ins.args))
+        self._tape = [self._compile(i, ins) for i, ins in enumerate(self._instrs)]
         self.breakpoints: dict[int, Array] = {}
+
+    def _compile(self, i: int, ins: _Instr) -> Callable[[_Ctx], tuple[Any, Any]]:
+        """Instruction ``i`` as a closure over its static data (kind, arguments, integrality,
+        exactness): the hot kinds without :meth:`_step`'s dispatch, the others through it.
+        Same results as :meth:`_step`, operation for operation."""
+        args = ins.args
+        if ins.kind == "sym":
+            k = ins.k
+            return lambda ctx: (ctx.flo[k], ctx.fhi[k])
+        if ins.kind == "const":
+            pair = (ins.value, ins.value)
+            return lambda ctx: pair
+        if ins.kind == "add":
+            finish: Callable[[Any, Any], tuple[Any, Any]] = (
+                _unknown if i in self._exact else functools.partial(_clean, integer=ins.integer))
+
+            def add_(ctx: _Ctx) -> tuple[Any, Any]:
+                vals = ctx.vals
+                rl, rh = vals[args[0]]
+                for a in args[1:]:
+                    al, ah = vals[a]
+                    rl, rh = rl + al, rh + ah
+                return finish(rl, rh)
+            return add_
+        if ins.kind == "mul":
+            exact, integer = i in self._exact, ins.integer
+
+            def mul_(ctx: _Ctx) -> tuple[Any, Any]:
+                rl, rh = _product([ctx.vals[a] for a in args], [self._nonneg(a, ctx) for a in args])
+                return (rl, rh) if exact else _clean(rl, rh, integer)
+            return mul_
+        if ins.kind == "padded":
+            n, ceil, t = ins.k, ins.value > 0, args[0]
+            return lambda ctx: _padded(ctx.vals[t], n, ceil)
+        if ins.kind == "meet":
+            a, b = args
+
+            def meet_(ctx: _Ctx) -> tuple[Any, Any]:
+                (al, ah), (bl, bh) = ctx.vals[a], ctx.vals[b]
+                return np.maximum(al, bl), np.minimum(ah, bh)
+            return meet_
+        return functools.partial(self._step, i, ins)
+
+    def _nonneg(self, i: int, ctx: _Ctx) -> bool:
+        """Whether instruction ``i``'s lower ends are all at least 0 (memoised per call)."""
+        out = ctx.nonneg.get(i)
+        if out is None:
+            out = ctx.nonneg[i] = _nonneg(ctx.vals[i][0])
+        return out
 
     # ----------------------------------------------------------------- compile
 
@@ -305,14 +363,29 @@ class IntervalProgram:
     # ---------------------------------------------------------------- evaluate
 
     def __call__(self, lo: Array, hi: Array, mod: Array) -> BoxBounds:
+        """The bounds over boxes ``lo``, ``hi``, ``mod`` (each ``(n, len(params))``), by the
+        compiled tape (:meth:`_compile`)."""
+        return self._run(lo, hi, mod, compiled=True)
+
+    def reference(self, lo: Array, hi: Array, mod: Array) -> BoxBounds:
+        """The same bounds by the plain interpreter (:meth:`_step` on every instruction):
+        the reference the compiled tape is tested against."""
+        return self._run(lo, hi, mod, compiled=False)
+
+    def _run(self, lo: Array, hi: Array, mod: Array, compiled: bool) -> BoxBounds:
         n = lo.shape[0]
-        flo = lo.astype(np.float64)
-        fhi = hi.astype(np.float64)
+        # one contiguous row per coordinate: the symbols' intervals are views of these
+        flo = np.ascontiguousarray(lo.T, dtype=np.float64)
+        fhi = np.ascontiguousarray(hi.T, dtype=np.float64)
         vals: list[tuple[Any, Any]] = []
-        ctx = _Ctx(vals, flo, fhi, lo, hi, mod, {})
+        ctx = _Ctx(vals, flo, fhi, lo, hi, mod, {}, {})
         with np.errstate(all="ignore"):
-            for i, ins in enumerate(self._instrs):
-                vals.append(self._step(i, ins, ctx))
+            if compiled:
+                for fn in self._tape:
+                    vals.append(fn(ctx))
+            else:
+                for i, ins in enumerate(self._instrs):
+                    vals.append(self._step(i, ins, ctx))
             undecided = np.zeros((n, len(self._users_of_mod)), dtype=bool)
             for s, site in enumerate(self._users_of_mod):
                 a, b = vals[site.instr]
@@ -325,7 +398,7 @@ class IntervalProgram:
         kind = ins.kind
         vals = ctx.vals
         if kind == "sym":
-            return ctx.flo[:, ins.k], ctx.fhi[:, ins.k]
+            return ctx.flo[ins.k], ctx.fhi[ins.k]
         if kind == "const":
             return ins.value, ins.value
         args = [vals[a] for a in ins.args]
@@ -333,12 +406,10 @@ class IntervalProgram:
             rl, rh = args[0]
             for al, ah in args[1:]:
                 rl, rh = rl + al, rh + ah
-            return _clean(rl, rh, ins.integer)
+            return _unknown(rl, rh) if i in self._exact else _clean(rl, rh, ins.integer)
         if kind == "mul":
-            rl, rh = args[0]
-            for al, ah in args[1:]:
-                rl, rh = _mul(rl, rh, al, ah)
-            return _clean(rl, rh, ins.integer)
+            rl, rh = _product(args)
+            return (rl, rh) if i in self._exact else _clean(rl, rh, ins.integer)
         if kind in ("max", "min"):
             f = np.maximum if kind == "max" else np.minimum
             rl, rh = args[0]
@@ -431,7 +502,10 @@ class IntervalProgram:
         straddle = (bl < 0) & (bh > 0)
         if ceil:  # ceil(a/b) = -floor(-a/b)
             al, ah = -ah, -al
-        cands = [_floordiv(x, y) for x in (al, ah) for y in (bl, bh)]
+        if _small(al) and _small(ah):  # exact as the rounded quotient, floored: 10x faster
+            cands = [np.floor(x / y) for x in (al, ah) for y in (bl, bh)]
+        else:
+            cands = [_floordiv(x, y) for x in (al, ah) for y in (bl, bh)]
         rl = np.minimum(np.minimum(cands[0], cands[1]), np.minimum(cands[2], cands[3]))
         rh = np.maximum(np.maximum(cands[0], cands[1]), np.maximum(cands[2], cands[3]))
         rl = np.where(straddle, -np.inf, rl)
@@ -531,12 +605,13 @@ def _padded(t: tuple[Any, Any], n: int, ceil: bool) -> tuple[Any, Any]:
     a, b = t
     ok = np.asarray(a) >= 1
     a1, b1 = np.maximum(a, 1.0), np.maximum(b, 1.0)
+    # n / T rounded, then floored or ceiled, is exact: n and T are integers below 2**53
     if ceil:
-        lo = np.maximum(n, a1 * -np.floor_divide(-n, b1))
-        hi = np.minimum(n + b1 - 1, b1 * -np.floor_divide(-n, a1))
+        lo = np.maximum(n, a1 * np.ceil(n / b1))
+        hi = np.minimum(n + b1 - 1, b1 * np.ceil(n / a1))
     else:
-        lo = np.maximum(np.maximum(n - b1 + 1, a1 * np.floor_divide(n, b1)), 0)
-        hi = np.minimum(n, b1 * np.floor_divide(n, a1))
+        lo = np.maximum(np.maximum(n - b1 + 1, a1 * np.floor(n / b1)), 0)
+        hi = np.minimum(n, b1 * np.floor(n / a1))
     return np.where(ok, lo, -np.inf), np.where(ok, hi, np.inf)
 
 
@@ -608,6 +683,28 @@ def _first_multiple(first: Array, step: Array, c: int) -> Array:
     first``) that ``c`` divides, as float (infinite when there is none)."""
     if c == 1:
         return first.astype(np.float64)
+    if c <= _STEP_TABLE_LIMIT:  # t depends on the residues of first and step mod c only
+        t = _steps_to_multiple(c)[np.mod(first, c) * c + np.mod(step, c)]
+        return np.where(t >= 0, first + t * step, np.inf)
+    return _first_multiple_search(first, step, c)
+
+
+_STEP_TABLE_LIMIT = 64
+
+
+@functools.cache
+def _steps_to_multiple(c: int) -> Array:
+    """Flat table: entry ``f*c + s`` is the least ``t`` in ``[0, c)`` with ``c | f + t*s``,
+    or -1 (``f``, ``s`` residues mod ``c``)."""
+    f, s = np.divmod(np.arange(c * c, dtype=np.int64), c)
+    out = np.full(c * c, -1, dtype=np.int64)
+    for t in range(c - 1, -1, -1):
+        out = np.where(np.mod(f + t * s, c) == 0, t, out)
+    return out
+
+
+def _first_multiple_search(first: Array, step: Array, c: int) -> Array:
+    """:func:`_first_multiple` for a large ``c``, without a table."""
     if c & (c - 1):  # not a power of two: try t < c
         out = np.full(first.shape, np.inf)
         for t in range(c - 1, -1, -1):
@@ -690,15 +787,57 @@ def _unknown(lo: Any, hi: Any) -> tuple[Any, Any]:
     return np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi)
 
 
-def _mul(al: Any, ah: Any, bl: Any, bh: Any) -> tuple[Any, Any]:
-    if np.all(np.asarray(al) >= 0) and np.all(np.asarray(bl) >= 0):
+def _nonneg(x: Any) -> bool:
+    """Whether every element of ``x`` is at least 0 (not NaN)."""
+    return bool(x >= 0) if isinstance(x, float) else bool(x.min() >= 0)
+
+
+def _product(args: Sequence[tuple[Any, Any]], signs: Sequence[bool] | None = None) -> tuple[Any, Any]:
+    """The interval product of ``args`` (see :func:`_mul`), checking each factor's sign once
+    (``signs``: whether each factor's lower ends are at least 0, when known). Along a run of
+    non-negative factors the ends are multiplied as they are and a NaN (``0 * inf``) is read
+    as 0 at the end of the run: 0 and NaN both absorb the later factors, so this is
+    :func:`_mul` factor by factor."""
+    rl, rh = args[0]
+    nonneg: bool | None = None if signs is None else signs[0]
+    raw = False  # rl, rh may hold a NaN that stands for 0
+    for j, (al, ah) in enumerate(args[1:], 1):
+        if nonneg is None:
+            nonneg = _nonneg(rl)
+        if nonneg and (_nonneg(al) if signs is None else signs[j]):  # stays non-negative
+            rl, rh, raw = rl * al, rh * ah, True
+        else:
+            if raw:
+                rl, rh, raw = _nan_zero(rl), _nan_zero(rh), False
+            rl, rh = _mul(rl, rh, al, ah, False)
+            nonneg = None
+    if raw:
+        rl, rh = _nan_zero(rl), _nan_zero(rh)
+    return rl, rh
+
+
+def _nan_zero(x: Any) -> Any:
+    return np.where(np.isnan(x), 0.0, x)
+
+
+def _mul(al: Any, ah: Any, bl: Any, bh: Any, nonneg: bool | None = None) -> tuple[Any, Any]:
+    """``[al, ah] * [bl, bh]``; ``nonneg``: whether ``al >= 0`` and ``bl >= 0`` (checked
+    when None)."""
+    if nonneg is None:
+        nonneg = _nonneg(al) and _nonneg(bl)
+    if nonneg:
         lo, hi = al * bl, ah * bh
         # 0 * inf: the factor is exactly 0 at every point of a [0, 0] interval
         return np.where(np.isnan(lo), 0.0, lo), np.where(np.isnan(hi), 0.0, hi)
     c = [al * bl, al * bh, ah * bl, ah * bh]
     c = [np.where(np.isnan(x), 0.0, x) for x in c]
-    return (np.minimum(np.minimum(c[0], c[1]), np.minimum(c[2], c[3])),
-            np.maximum(np.maximum(c[0], c[1]), np.maximum(c[2], c[3])))
+    lo = np.minimum(np.minimum(c[0], c[1]), np.minimum(c[2], c[3]))
+    hi = np.maximum(np.maximum(c[0], c[1]), np.maximum(c[2], c[3]))
+    # where both are non-negative, the ends as above: a box's bounds do not depend on the
+    # other boxes of its batch (they differ on inverted intervals, of boxes without legal
+    # points)
+    pos = (al >= 0) & (bl >= 0)
+    return np.where(pos, c[0], lo), np.where(pos, c[3], hi)
 
 
 def _nonzero_int(bl: Any, bh: Any) -> tuple[Any, Any]:
@@ -714,6 +853,13 @@ def _reciprocal(bl: Any, bh: Any, integer: bool) -> tuple[Any, Any]:
     rh = np.where(straddle, np.inf, 1.0 / bl)
     rl = np.where(np.asarray(bh) == 0, -np.inf, rl)
     return np.nextafter(rl, -np.inf), np.nextafter(rh, np.inf)
+
+
+def _small(x: Any) -> bool:
+    """Whether every element of ``x`` is below 2**52 in magnitude (so finite): an integer
+    ``x`` then divides exactly as ``floor(x / y)`` by an integer ``y`` (``x/y`` rounds to an
+    integer only when it is one, as ``|x| < 2**53``)."""
+    return bool(np.max(np.abs(x)) < 2.0**52)
 
 
 def _floordiv(x: Any, y: Any) -> Any:

@@ -441,8 +441,16 @@ def _build(m: _Mono) -> Expr:
     factors: list[Expr] = [] if coef == 1 else [Const(value)]
     if coef == 0:
         return Const(0)
-    for atom, k in sorted(powers.items(), key=lambda x: str(x[0])):
+    for atom, k in sorted(powers.items(), key=lambda x: _order_key(x[0])):
         factors.append(atom if k == 1 else Pow(atom, k))
     if not factors:
         return Const(value)
     return factors[0] if len(factors) == 1 else Mul(tuple(factors))
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _order_key(e: Expr) -> str:
+    """The canonical order of a product's factors: their printed form, memoised (printing
+    the same large sums again for every product that holds them was most of the rewrite's
+    time). A string, not a hash: the order must be the same in every process."""
+    return str(e)
