@@ -518,13 +518,21 @@ class IntervalProgram:
         k = ins.k
         yl, yh = y
         m, r = self._cong(ins.args[0], ctx)
-        g = np.gcd(m, k)  # m = 0 (an exact value) gives g = k
-        rg = np.mod(r, g)
+        if k & (k - 1) == 0:  # gcd(m, 2**a) is the lowest set bit of m | 2**a (m >= 0)
+            g = np.bitwise_or(m, k)
+            g = g & -g
+            rg = r & (g - 1)  # r mod g, also for r < 0
+        else:
+            g = np.gcd(m, k)  # m = 0 (an exact value) gives g = k
+            rg = np.mod(r, g)
         rl = rg.astype(np.float64)
         rh = (k - g + rg).astype(np.float64)
         finite = np.isfinite(yl) & np.isfinite(yh)
-        fl = np.floor_divide(np.where(finite, yl, 0.0), k)
-        fh = np.floor_divide(np.where(finite, yh, 0.0), k)
+        yl0, yh0 = np.where(finite, yl, 0.0), np.where(finite, yh, 0.0)
+        if _small(yl0) and _small(yh0):  # exact (see _small)
+            fl, fh = np.floor(yl0 / k), np.floor(yh0 / k)
+        else:
+            fl, fh = np.floor_divide(yl0, k), np.floor_divide(yh0, k)
         same = finite & (fl == fh)
         rl = np.where(same, np.maximum(rl, yl - k * fl), rl)
         rh = np.where(same, np.minimum(rh, yh - k * fl), rh)
@@ -684,7 +692,11 @@ def _first_multiple(first: Array, step: Array, c: int) -> Array:
     if c == 1:
         return first.astype(np.float64)
     if c <= _STEP_TABLE_LIMIT:  # t depends on the residues of first and step mod c only
-        t = _steps_to_multiple(c)[np.mod(first, c) * c + np.mod(step, c)]
+        if c & (c - 1) == 0:  # x mod 2**a = x & (2**a - 1), also for x < 0
+            at = (first & (c - 1)) * c + (step & (c - 1))
+        else:
+            at = np.mod(first, c) * c + np.mod(step, c)
+        t = _steps_to_multiple(c)[at]
         return np.where(t >= 0, first + t * step, np.inf)
     return _first_multiple_search(first, step, c)
 
