@@ -43,8 +43,9 @@ from odyssey.mapping.space import analyse
 from odyssey.model import DesignModel, build_model
 from odyssey.platforms import load_platform
 from odyssey.tune.exact.optimum import OptimumResult, find_optimum
-from odyssey.tune.exact.optimum_bounds import IntervalProgram, _first_multiple
+from odyssey.tune.exact.optimum_bounds import IntervalProgram
 from odyssey.tune.exact.optimum_budget import monomial_budgets
+from odyssey.tune.exact.optimum_interval import _first_multiple
 from odyssey.tune.exact.optimum_rewrite import Coordinates
 
 ROOT = Path(__file__).resolve().parents[2]
