@@ -9,6 +9,7 @@ integer-valued).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable, Iterable, Sequence
@@ -620,6 +621,9 @@ def _paren(e: Expr, prec: int) -> str:
     return f"({s})" if p < prec else s
 
 
+# memoised: the models share sub-expressions, which a plain recursion prints again at
+# every use (the rewrite of odyssey/tune/exact orders factors by their printed form)
+@functools.lru_cache(maxsize=1 << 14)
 def _fmt(e: Expr) -> tuple[str, int]:
     match e:
         case Const(value=v):

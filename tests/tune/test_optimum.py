@@ -43,8 +43,9 @@ from odyssey.mapping.space import analyse
 from odyssey.model import DesignModel, build_model
 from odyssey.platforms import load_platform
 from odyssey.tune.exact.optimum import OptimumResult, find_optimum
-from odyssey.tune.exact.optimum_bounds import IntervalProgram, _first_multiple
+from odyssey.tune.exact.optimum_bounds import IntervalProgram
 from odyssey.tune.exact.optimum_budget import monomial_budgets
+from odyssey.tune.exact.optimum_interval import _first_multiple
 from odyssey.tune.exact.optimum_rewrite import Coordinates
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,6 +197,27 @@ def test_a_tile_count_reaches_into_a_rounded_time() -> None:
     assert b.lo["e"][0] == 43
 
 
+def _same_bounds(a: Any, b: Any, rows: Any = slice(None)) -> None:
+    for k in a.lo:
+        assert np.array_equal(a.lo[k][rows], b.lo[k]) and np.array_equal(a.hi[k][rows], b.hi[k]), k
+    assert np.array_equal(a.undecided[rows], b.undecided)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_expressions(), st.lists(_boxes(len(_SYMS)), min_size=1, max_size=6))
+def test_compiled_bounds_equal_the_interpreter_box_by_box(e: Expr, boxes: list[tuple[np.ndarray, ...]]) -> None:
+    """Differential: the compiled tape over a batch of boxes gives, for every box, exactly
+    the bounds of the plain interpreter (:meth:`IntervalProgram.reference`) on that box
+    alone: no static specialisation, and no decision taken for the whole batch (the sign
+    checks of products), changes a bound."""
+    lo, hi, mod = (np.concatenate([b[j] for b in boxes]) for j in range(3))
+    prog = IntervalProgram({"e": e, "twice": e * e}, _SYMS)
+    batch = prog(lo, hi, mod)
+    _same_bounds(batch, prog.reference(lo, hi, mod))
+    for r in range(len(boxes)):
+        _same_bounds(batch, prog.reference(lo[r:r + 1], hi[r:r + 1], mod[r:r + 1]), slice(r, r + 1))
+
+
 def test_residues_are_exact_on_congruence_classes() -> None:
     x = sym("x")
     lanes = where(eq(x - 16 * floor_div(x, 16), 0), 16, where(eq(x - 8 * floor_div(x, 8), 0), 8, 1))
@@ -259,6 +281,27 @@ def test_model_bounds_contain_every_legal_tiling(case: tuple[str, str], data: st
         for k in names:
             v = vals[k][inside]
             assert (bounds.lo[k][0] <= v).all() and (v <= bounds.hi[k][0]).all(), (k, caps)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_BOUND_CASES, st.data())
+def test_model_bounds_of_a_batch_equal_the_interpreter_box_by_box(case: tuple[str, str], data: st.DataObject) -> None:
+    """Differential, on the rewritten MM and CNN models with the DSP cap: a batch of random
+    boxes through the compiled tape, against the interpreter on each box alone."""
+    from odyssey.tune.exact.optimum import _Space
+
+    kernel, design = case
+    model = _mm(24, 20, 16, design) if kernel == MM else _model(CNN, _SMALL_CNN, design)
+    space = _Space.of(model)
+    coords = space.coords
+    exprs, integral = coords.rewrite({k: model.exprs[k] for k in ("latency", "dsp", "bram18k", "uram")})
+    prog = IntervalProgram(exprs, coords.dims, integral=integral,
+                           caps=monomial_budgets(exprs, coords.dims, model.budget))
+    boxes = [_draw_box(space, data) for _ in range(8)]
+    lo, hi, mod = (np.concatenate([b[j] for b in boxes]) for j in range(3))
+    batch = prog(lo, hi, mod)
+    for r in range(len(boxes)):
+        _same_bounds(batch, prog.reference(lo[r:r + 1], hi[r:r + 1], mod[r:r + 1]), slice(r, r + 1))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -39,6 +39,7 @@ last place, so the intervals stay sound under floating point.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -69,10 +70,27 @@ from odyssey.expr import (
     is_integer_valued,
 )
 from odyssey.tune.exact.optimum_budget import MonomialBudget
+from odyssey.tune.exact.optimum_interval import (
+    _CONG_LIMIT,
+    _clean,
+    _cong_div,
+    _cong_mul,
+    _cong_norm,
+    _floordiv,
+    _mul,
+    _nonneg,
+    _nonzero_int,
+    _padded,
+    _pow,
+    _product,
+    _reciprocal,
+    _small,
+    _unknown,
+    _words,
+)
 from odyssey.tune.exact.optimum_rewrite import match_mod, tile_count
 
 Array = np.ndarray
-_CONG_LIMIT = 2**31  # congruence moduli and residues above this are dropped (no information)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +124,7 @@ class _Ctx:
     hi: Array
     mod: Array
     cong: dict[int, tuple[Any, Any]]
+    nonneg: dict[int, bool]  # memoised: the instruction's lower ends are all at least 0
 
 
 @dataclass(frozen=True)
@@ -150,7 +169,63 @@ class IntervalProgram:
         self._break_sources: dict[int, set[tuple[str, int]]] = {}
         self.outputs = {name: self._emit(e) for name, e in exprs.items()}
         self._users_of_mod = self._mod_sites()
+        # sums and products of integer nodes, computed exactly (values below 2**52): no
+        # rounding outward (products of finite factors never give NaN, see _mul)
+        self._exact = frozenset(
+            i for i, ins in enumerate(self._instrs)
+            if ins.integer and ins.kind in ("add", "mul")
+            and all(self._instrs[a].integer for a in ins.args))
+        self._tape = [self._compile(i, ins) for i, ins in enumerate(self._instrs)]
         self.breakpoints: dict[int, Array] = {}
+
+    def _compile(self, i: int, ins: _Instr) -> Callable[[_Ctx], tuple[Any, Any]]:
+        """Instruction ``i`` as a closure over its static data (kind, arguments, integrality,
+        exactness): the hot kinds without :meth:`_step`'s dispatch, the others through it.
+        Same results as :meth:`_step`, operation for operation."""
+        args = ins.args
+        if ins.kind == "sym":
+            k = ins.k
+            return lambda ctx: (ctx.flo[k], ctx.fhi[k])
+        if ins.kind == "const":
+            pair = (ins.value, ins.value)
+            return lambda ctx: pair
+        if ins.kind == "add":
+            finish: Callable[[Any, Any], tuple[Any, Any]] = (
+                _unknown if i in self._exact else functools.partial(_clean, integer=ins.integer))
+
+            def add_(ctx: _Ctx) -> tuple[Any, Any]:
+                vals = ctx.vals
+                rl, rh = vals[args[0]]
+                for a in args[1:]:
+                    al, ah = vals[a]
+                    rl, rh = rl + al, rh + ah
+                return finish(rl, rh)
+            return add_
+        if ins.kind == "mul":
+            exact, integer = i in self._exact, ins.integer
+
+            def mul_(ctx: _Ctx) -> tuple[Any, Any]:
+                rl, rh = _product([ctx.vals[a] for a in args], [self._nonneg(a, ctx) for a in args])
+                return (rl, rh) if exact else _clean(rl, rh, integer)
+            return mul_
+        if ins.kind == "padded":
+            n, ceil, t = ins.k, ins.value > 0, args[0]
+            return lambda ctx: _padded(ctx.vals[t], n, ceil)
+        if ins.kind == "meet":
+            a, b = args
+
+            def meet_(ctx: _Ctx) -> tuple[Any, Any]:
+                (al, ah), (bl, bh) = ctx.vals[a], ctx.vals[b]
+                return np.maximum(al, bl), np.minimum(ah, bh)
+            return meet_
+        return functools.partial(self._step, i, ins)
+
+    def _nonneg(self, i: int, ctx: _Ctx) -> bool:
+        """Whether instruction ``i``'s lower ends are all at least 0 (memoised per call)."""
+        out = ctx.nonneg.get(i)
+        if out is None:
+            out = ctx.nonneg[i] = _nonneg(ctx.vals[i][0])
+        return out
 
     # ----------------------------------------------------------------- compile
 
@@ -305,14 +380,29 @@ class IntervalProgram:
     # ---------------------------------------------------------------- evaluate
 
     def __call__(self, lo: Array, hi: Array, mod: Array) -> BoxBounds:
+        """The bounds over boxes ``lo``, ``hi``, ``mod`` (each ``(n, len(params))``), by the
+        compiled tape (:meth:`_compile`)."""
+        return self._run(lo, hi, mod, compiled=True)
+
+    def reference(self, lo: Array, hi: Array, mod: Array) -> BoxBounds:
+        """The same bounds by the plain interpreter (:meth:`_step` on every instruction):
+        the reference the compiled tape is tested against."""
+        return self._run(lo, hi, mod, compiled=False)
+
+    def _run(self, lo: Array, hi: Array, mod: Array, compiled: bool) -> BoxBounds:
         n = lo.shape[0]
-        flo = lo.astype(np.float64)
-        fhi = hi.astype(np.float64)
+        # one contiguous row per coordinate: the symbols' intervals are views of these
+        flo = np.ascontiguousarray(lo.T, dtype=np.float64)
+        fhi = np.ascontiguousarray(hi.T, dtype=np.float64)
         vals: list[tuple[Any, Any]] = []
-        ctx = _Ctx(vals, flo, fhi, lo, hi, mod, {})
+        ctx = _Ctx(vals, flo, fhi, lo, hi, mod, {}, {})
         with np.errstate(all="ignore"):
-            for i, ins in enumerate(self._instrs):
-                vals.append(self._step(i, ins, ctx))
+            if compiled:
+                for fn in self._tape:
+                    vals.append(fn(ctx))
+            else:
+                for i, ins in enumerate(self._instrs):
+                    vals.append(self._step(i, ins, ctx))
             undecided = np.zeros((n, len(self._users_of_mod)), dtype=bool)
             for s, site in enumerate(self._users_of_mod):
                 a, b = vals[site.instr]
@@ -325,7 +415,7 @@ class IntervalProgram:
         kind = ins.kind
         vals = ctx.vals
         if kind == "sym":
-            return ctx.flo[:, ins.k], ctx.fhi[:, ins.k]
+            return ctx.flo[ins.k], ctx.fhi[ins.k]
         if kind == "const":
             return ins.value, ins.value
         args = [vals[a] for a in ins.args]
@@ -333,12 +423,10 @@ class IntervalProgram:
             rl, rh = args[0]
             for al, ah in args[1:]:
                 rl, rh = rl + al, rh + ah
-            return _clean(rl, rh, ins.integer)
+            return _unknown(rl, rh) if i in self._exact else _clean(rl, rh, ins.integer)
         if kind == "mul":
-            rl, rh = args[0]
-            for al, ah in args[1:]:
-                rl, rh = _mul(rl, rh, al, ah)
-            return _clean(rl, rh, ins.integer)
+            rl, rh = _product(args)
+            return (rl, rh) if i in self._exact else _clean(rl, rh, ins.integer)
         if kind in ("max", "min"):
             f = np.maximum if kind == "max" else np.minimum
             rl, rh = args[0]
@@ -431,7 +519,10 @@ class IntervalProgram:
         straddle = (bl < 0) & (bh > 0)
         if ceil:  # ceil(a/b) = -floor(-a/b)
             al, ah = -ah, -al
-        cands = [_floordiv(x, y) for x in (al, ah) for y in (bl, bh)]
+        if _small(al) and _small(ah):  # exact as the rounded quotient, floored: 10x faster
+            cands = [np.floor(x / y) for x in (al, ah) for y in (bl, bh)]
+        else:
+            cands = [_floordiv(x, y) for x in (al, ah) for y in (bl, bh)]
         rl = np.minimum(np.minimum(cands[0], cands[1]), np.minimum(cands[2], cands[3]))
         rh = np.maximum(np.maximum(cands[0], cands[1]), np.maximum(cands[2], cands[3]))
         rl = np.where(straddle, -np.inf, rl)
@@ -444,13 +535,21 @@ class IntervalProgram:
         k = ins.k
         yl, yh = y
         m, r = self._cong(ins.args[0], ctx)
-        g = np.gcd(m, k)  # m = 0 (an exact value) gives g = k
-        rg = np.mod(r, g)
+        if k & (k - 1) == 0:  # gcd(m, 2**a) is the lowest set bit of m | 2**a (m >= 0)
+            g = np.bitwise_or(m, k)
+            g = g & -g
+            rg = r & (g - 1)  # r mod g, also for r < 0
+        else:
+            g = np.gcd(m, k)  # m = 0 (an exact value) gives g = k
+            rg = np.mod(r, g)
         rl = rg.astype(np.float64)
         rh = (k - g + rg).astype(np.float64)
         finite = np.isfinite(yl) & np.isfinite(yh)
-        fl = np.floor_divide(np.where(finite, yl, 0.0), k)
-        fh = np.floor_divide(np.where(finite, yh, 0.0), k)
+        yl0, yh0 = np.where(finite, yl, 0.0), np.where(finite, yh, 0.0)
+        if _small(yl0) and _small(yh0):  # exact (see _small)
+            fl, fh = np.floor(yl0 / k), np.floor(yh0 / k)
+        else:
+            fl, fh = np.floor_divide(yl0, k), np.floor_divide(yh0, k)
         same = finite & (fl == fh)
         rl = np.where(same, np.maximum(rl, yl - k * fl), rl)
         rh = np.where(same, np.minimum(rh, yh - k * fl), rh)
@@ -525,21 +624,6 @@ _KINDS: dict[type[Expr], str] = {
 }
 
 
-def _padded(t: tuple[Any, Any], n: int, ceil: bool) -> tuple[Any, Any]:
-    """Bounds of ``ceil(n/T)*T`` (or ``floor(n/T)*T``) for ``T`` in ``[a, b]``, ``a >= 1``:
-    ``n <= ceil(n/T)*T <= n + T - 1`` and the factor-wise bounds."""
-    a, b = t
-    ok = np.asarray(a) >= 1
-    a1, b1 = np.maximum(a, 1.0), np.maximum(b, 1.0)
-    if ceil:
-        lo = np.maximum(n, a1 * -np.floor_divide(-n, b1))
-        hi = np.minimum(n + b1 - 1, b1 * -np.floor_divide(-n, a1))
-    else:
-        lo = np.maximum(np.maximum(n - b1 + 1, a1 * np.floor_divide(n, b1)), 0)
-        hi = np.minimum(n, b1 * np.floor_divide(n, a1))
-    return np.where(ok, lo, -np.inf), np.where(ok, hi, np.inf)
-
-
 def lanes_of(e: Expr, integral: Callable[[Expr], bool]) -> tuple[Expr, tuple[int, ...]] | None:
     """``(y, (c1, c2, ...))`` when ``e`` is a lanes selection ``where(y mod c1 == 0, c1,
     where(y mod c2 == 0, c2, ... 1))`` with ``c1 > c2 > ... >= 2`` (as
@@ -574,163 +658,3 @@ def _monomial(y: Expr) -> dict[Expr, int] | None:
             return None
         out[base] = out.get(base, 0) + k
     return out
-
-
-def _words(y: tuple[Any, Any], lanes: tuple[Any, Any], cands: tuple[int, ...],
-           cong: tuple[Any, Any]) -> tuple[Any, Any]:
-    """Bounds of ``y / L(y)``, ``L(y)`` the largest of ``cands`` dividing the integer ``y``
-    (else 1), given ``L(y)`` in ``lanes`` and ``y = r (mod m)`` (``cong``; ``m = 0``: ``y =
-    r``). Besides the quotient of the intervals: a ``y`` with ``L(y) = c`` is a multiple of
-    ``c`` in ``y``'s class, so at least the first such ``y_c >= lo``, and ``y / L(y) >= y_c /
-    c``; the bound is the least of these over the ``c`` with ``lanes`` (``y >= 1``)."""
-    (yl, yh), (ll, lh) = y, lanes
-    m, r = cong
-    pos = np.asarray(ll) >= 1
-    il = np.where(pos, 1.0 / np.where(pos, lh, 1.0), -np.inf)
-    ih = np.where(pos, 1.0 / np.where(pos, ll, 1.0), np.inf)
-    rl, rh = _mul(yl, yh, il, ih)
-    rl, rh = _clean(rl, rh, True)
-    ok = (np.asarray(yl) >= 1) & np.isfinite(yl) & (np.asarray(yl) < 2.0**50)
-    y1 = np.where(ok, yl, 1.0).astype(np.int64)
-    step = np.asarray(m, dtype=np.int64)
-    # the first member of the class at or above lo (the value itself when m = 0)
-    first = np.where(step == 0, r, y1 + np.mod(r - y1, np.maximum(step, 1)))
-    ok &= first >= y1
-    best = np.full(np.shape(ok), np.inf)
-    for c in (1, *cands):
-        y_c = np.where(ok & (ll <= c) & (c <= lh), _first_multiple(first, step, c), np.inf)
-        best = np.minimum(best, np.where(y_c <= yh, y_c / c, np.inf))
-    return np.where(ok & np.isfinite(best), np.maximum(rl, np.ceil(best)), rl), rh
-
-
-def _first_multiple(first: Array, step: Array, c: int) -> Array:
-    """The least ``y = first + t*step`` (``first >= 0``, ``t >= 0``; ``step = 0``: ``y =
-    first``) that ``c`` divides, as float (infinite when there is none)."""
-    if c == 1:
-        return first.astype(np.float64)
-    if c & (c - 1):  # not a power of two: try t < c
-        out = np.full(first.shape, np.inf)
-        for t in range(c - 1, -1, -1):
-            y = first + t * step
-            out = np.where(np.mod(y, c) == 0, y, out)
-        return np.where(step == 0, np.where(np.mod(first, c) == 0, first, np.inf), out)
-    # c = 2**a: with g = gcd(step, c), c | first + t*step iff g | first and t = (-first/g) *
-    # (step/g)**-1 (mod c/g), step/g odd when g < c (its inverse by Newton's iteration)
-    g = np.gcd(step, c)
-    cg = c // np.maximum(g, 1)
-    odd = np.mod(step // np.maximum(g, 1), cg)
-    inv = odd
-    for _ in range(5):
-        inv = np.mod(inv * (2 - odd * inv), cg)
-    t = np.mod(np.mod(-(first // np.maximum(g, 1)), cg) * inv, cg)
-    y = np.where(np.mod(first, np.maximum(g, 1)) == 0, first + t * step, -1)
-    y = np.where(step == 0, np.where(np.mod(first, c) == 0, first, -1), y)
-    return np.where(y >= 0, y, np.inf).astype(np.float64)
-
-
-def _cong_mul(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
-    (m1, r1), (m2, r2) = a, b
-    return _cong_norm(np.gcd(np.gcd(m1 * m2, m1 * r2), m2 * r1), r1 * r2)
-
-
-def _v2(x: Any) -> Any:
-    """2-adic valuation (64 for 0)."""
-    x = np.abs(np.asarray(x, dtype=np.int64))
-    low = x & -x
-    return np.where(x == 0, 64, np.log2(np.maximum(low, 1)).astype(np.int64))
-
-
-def _cong_div(num: tuple[Any, Any], den: tuple[Any, Any], den_top: Any = np.inf) -> tuple[Any, Any]:
-    """Congruence of ``y = a / b`` for integers with ``b | a``: exact division by a known
-    ``b``, else the 2-adic valuation ``v2(y) = v2(a) - v2(b)`` when ``v2(b)`` is known, else
-    ``v2(y) >= v2(a) - log2(den_top)`` from ``0 < |b| <= den_top`` (``T_i1 = 0 mod 1024``
-    over ``q <= 1024`` is even: ``T_i1/q * T_j1`` is a multiple of 16 when ``T_j1`` is)."""
-    (m, r), (dm, dr) = num, den
-    d = np.where((dm == 0) & (dr != 0), dr, 1)
-    exact = (dm == 0) & (dr != 0) & (np.mod(m, d) == 0) & (np.mod(r, d) == 0)
-    vm, vr, vdm, vdr = _v2(m), _v2(r), _v2(dm), _v2(dr)
-    s = vdr
-    known_d = vdr < vdm  # every b has v2(b) = s
-    t = np.minimum(vm, vr) - s  # v2(y) >= t
-    known_a = vr < vm
-    t_cap = np.clip(t, 0, 30)
-    pow_t = np.left_shift(np.int64(1), t_cap)
-    m_out = np.where(known_d & known_a & (t >= 0), 2 * pow_t, np.where(known_d & (t >= 1), pow_t, 1))
-    # v2(b) <= floor(log2(den_top)), with a margin for the rounding of log2
-    finite = np.isfinite(den_top) & (np.asarray(den_top) >= 1)
-    s_top = np.floor(np.log2(np.where(finite, den_top, 1.0)) + 1e-9).astype(np.int64)
-    t_top = np.minimum(vm, vr) - s_top
-    pow_top = np.left_shift(np.int64(1), np.clip(t_top, 0, 30))
-    m_out = np.where(~known_d & finite & (t_top >= 1), pow_top, m_out)
-    r_out = np.where(known_d & known_a & (t >= 0), pow_t, 0)
-    m_out = np.where(exact, m // d, m_out)
-    r_out = np.where(exact, r // d, r_out)
-    return _cong_norm(m_out, r_out)
-
-
-def _cong_norm(m: Any, r: Any) -> tuple[Any, Any]:
-    m = np.abs(m)
-    r = np.where(m > 0, np.mod(r, np.maximum(m, 1)), r)
-    big = (m > _CONG_LIMIT) | (np.abs(r) > _CONG_LIMIT)
-    return np.where(big, 1, m), np.where(big, 0, r)
-
-
-def _clean(lo: Any, hi: Any, integer: bool) -> tuple[Any, Any]:
-    """Unknowns (NaN) widen to infinity; results are rounded outward by one ulp, and an
-    integral node's ends then to the integers inside (its values at legal points are
-    integers, so this is exact on integer inputs and sound on rounded ones)."""
-    lo = np.nextafter(np.where(np.isnan(lo), -np.inf, lo), -np.inf)
-    hi = np.nextafter(np.where(np.isnan(hi), np.inf, hi), np.inf)
-    if integer:
-        return np.ceil(lo), np.floor(hi)
-    return lo, hi
-
-
-def _unknown(lo: Any, hi: Any) -> tuple[Any, Any]:
-    return np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi)
-
-
-def _mul(al: Any, ah: Any, bl: Any, bh: Any) -> tuple[Any, Any]:
-    if np.all(np.asarray(al) >= 0) and np.all(np.asarray(bl) >= 0):
-        lo, hi = al * bl, ah * bh
-        # 0 * inf: the factor is exactly 0 at every point of a [0, 0] interval
-        return np.where(np.isnan(lo), 0.0, lo), np.where(np.isnan(hi), 0.0, hi)
-    c = [al * bl, al * bh, ah * bl, ah * bh]
-    c = [np.where(np.isnan(x), 0.0, x) for x in c]
-    return (np.minimum(np.minimum(c[0], c[1]), np.minimum(c[2], c[3])),
-            np.maximum(np.maximum(c[0], c[1]), np.maximum(c[2], c[3])))
-
-
-def _nonzero_int(bl: Any, bh: Any) -> tuple[Any, Any]:
-    """An integer denominator is never 0 at a model point: [0, h] -> [1, h], [l, 0] -> [l, -1]."""
-    return np.where(bl == 0, 1.0, bl), np.where(bh == 0, -1.0, bh)
-
-
-def _reciprocal(bl: Any, bh: Any, integer: bool) -> tuple[Any, Any]:
-    if integer:
-        bl, bh = _nonzero_int(bl, bh)
-    straddle = (bl < 0) & (bh > 0)
-    rl = np.where(straddle, -np.inf, 1.0 / bh)  # 1/0 = inf: a [0, h] real denominator
-    rh = np.where(straddle, np.inf, 1.0 / bl)
-    rl = np.where(np.asarray(bh) == 0, -np.inf, rl)
-    return np.nextafter(rl, -np.inf), np.nextafter(rh, np.inf)
-
-
-def _floordiv(x: Any, y: Any) -> Any:
-    finite = np.isfinite(x) & np.isfinite(y)
-    return np.where(finite, np.floor_divide(x, y), np.floor(x / y))
-
-
-def _pow(a: tuple[Any, Any], k: int, integer: bool) -> tuple[Any, Any]:
-    al, ah = a
-    if k < 0:
-        il, ih = _reciprocal(al, ah, False)
-        return _pow((il, ih), -k, False)
-    if k == 0:
-        return 1.0, 1.0
-    pl, ph = al**k, ah**k
-    if k % 2:
-        return _clean(pl, ph, integer)
-    rl = np.where(np.asarray(al) >= 0, pl, np.where(np.asarray(ah) <= 0, ph, 0.0))
-    rh = np.where(np.asarray(al) >= 0, ph, np.where(np.asarray(ah) <= 0, pl, np.maximum(pl, ph)))
-    return _clean(rl, rh, integer)
