@@ -146,7 +146,7 @@ def register(sub: Any) -> None:
                     help="evaluations per design and shape (with --time, whichever ends first)")
     nw.add_argument("--schedule", choices=("screen", "full"), default="screen",
                     help="how --samples is spent on a shape's designs: screen (default) searches "
-                         "every design with a tenth of N (at least 200), then only the 5 best "
+                         "every design with 30%% of N (at least 200), then only the 5 best "
                          "screened go on with the rest of N, from their best tilings (the others "
                          "keep their screening result; the odyssey method runs without its bound "
                          "search); full gives every design all N samples in one search (the "

@@ -28,7 +28,7 @@ Stride-2 layers are tuned as stride 1 over their output size (see
 :mod:`odyssey.network.networks`). A KeyboardInterrupt ends the run with the results so far
 (``interrupted=True``); a design whose model cannot be built is recorded with its error.
 
-Under a sample budget a shape's designs are screened with a tenth of it and the best
+Under a sample budget a shape's designs are screened with 30% of it and the best
 five searched on with the rest (:mod:`odyssey.network.schedule`; ``schedule="full"`` gives
 every design the whole budget).
 
@@ -526,7 +526,8 @@ def _tune_on_engine(
         if budget.screen(plan) is None:
             runs = done
         else:
-            keep = set(kept(done)) if complete else set()
+            screened = complete  # every design screened: the kept ones are known
+            keep = set(kept(done)) if screened else set()
             runs = []
             for i, r in enumerate(firsts):
                 if r is None:
@@ -536,7 +537,7 @@ def _tune_on_engine(
                     _failed(plan.designs[i], f"the cluster failed it: {run.failed[key]}")
                     if key in run.failed else None)
                 complete &= search is not None or i not in keep
-                runs.append(merged(r, search, i in keep))
+                runs.append(merged(r, search, i in keep or not screened))
         shapes.append(_shape_result(plan, n, runs, complete,
                                     sum(r.outcome.seconds for r in runs)))
     return shapes, run.interrupted

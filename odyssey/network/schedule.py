@@ -51,7 +51,7 @@ from odyssey.tune import Progress, Trial, make_tuner, run_tuner
 
 SCHEDULES = ("screen", "full")
 #: share of the per-design budget every design gets in the screening phase, and its floor
-SCREEN_SHARE = 0.1
+SCREEN_SHARE = 0.3
 SCREEN_MIN = 200
 #: designs of a shape that go on to the search phase
 KEEP = 5
