@@ -526,8 +526,8 @@ def _tune_on_engine(
         if budget.screen(plan) is None:
             runs = done
         else:
-            screened = complete  # every design screened: the kept ones are known
-            keep = set(kept(done)) if screened else set()
+            all_screened = complete  # every design screened: the kept ones are known
+            keep = set(kept(done)) if all_screened else set()
             runs = []
             for i, r in enumerate(firsts):
                 if r is None:
@@ -537,7 +537,7 @@ def _tune_on_engine(
                     _failed(plan.designs[i], f"the cluster failed it: {run.failed[key]}")
                     if key in run.failed else None)
                 complete &= search is not None or i not in keep
-                runs.append(merged(r, search, i in keep or not screened))
+                runs.append(merged(r, search, i in keep or not all_screened))
         shapes.append(_shape_result(plan, n, runs, complete,
                                     sum(r.outcome.seconds for r in runs)))
     return shapes, run.interrupted
