@@ -50,16 +50,18 @@ def _cmd_network(args: argparse.Namespace) -> int:
     def report(p: NetworkProgress) -> None:
         t = p.tuner
         best = max(p.best_gops, t.best_throughput_gops if t else 0.0)
-        line(f"[shape {p.shape}/{p.shapes}: {','.join(p.layers)}] design {p.design}/{p.designs} "
-             f"{p.design_id}: best {best:.1f} GOP/s, {p.seconds:.0f} s")
+        phase = f"{p.phase} " if p.phase != "full" else ""
+        line(f"[shape {p.shape}/{p.shapes}: {','.join(p.layers)}] {phase}design "
+             f"{p.design}/{p.designs} {p.design_id}: best {best:.1f} GOP/s, {p.seconds:.0f} s")
 
     tasks = TaskProgress(engine, None, _task_gops, "(shape, design) task",
-                         group=lambda key: key.rsplit(" ", 1)[0]) if engine.distributed else None
+                         group=lambda key: " ".join(key.split(" ")[:2])) \
+        if engine.distributed else None
     try:
         result = tune_network(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
                               platform=platform, design=args.design, time_s=time_s,
                               samples=args.samples, seed=args.seed, method=args.method,
-                              progress=report, engine=engine,
+                              progress=report, engine=engine, schedule=args.schedule,
                               on_task=tasks.done if tasks else None,
                               on_notice=tasks.notice if tasks else None)
     finally:
@@ -70,7 +72,7 @@ def _cmd_network(args: argparse.Namespace) -> int:
 
 def _task_gops(value: Any) -> float | None:
     """GOP/s of a finished (shape, design) task (None: no feasible tiling)."""
-    _, trial = value
+    trial = value.trial
     return trial.throughput_gops if trial is not None else None
 
 
@@ -142,6 +144,13 @@ def register(sub: Any) -> None:
                     help="search time per design and shape (default 2 when --samples is not given)")
     nw.add_argument("--samples", type=positive_int, metavar="N",
                     help="evaluations per design and shape (with --time, whichever ends first)")
+    nw.add_argument("--schedule", choices=("screen", "full"), default="screen",
+                    help="how --samples is spent on a shape's designs: screen (default) searches "
+                         "every design with 30%% of N (at least 200), then only the 5 best "
+                         "screened go on with the rest of N, from their best tilings (the others "
+                         "keep their screening result; the odyssey method runs without its bound "
+                         "search); full gives every design all N samples in one search (the "
+                         "tuner's defaults). With --time alone: full. docs/cluster.md")
     nw.add_argument("--seed", type=seed, default=0, help=SEED_HELP)
     nw.add_argument("--platform", default="u250", help=PLATFORM_HELP)
     nw.add_argument("--method", metavar="NAME",

@@ -28,8 +28,12 @@ Stride-2 layers are tuned as stride 1 over their output size (see
 :mod:`odyssey.network.networks`). A KeyboardInterrupt ends the run with the results so far
 (``interrupted=True``); a design whose model cannot be built is recorded with its error.
 
-With a distributed :class:`~odyssey.tune.engine.Engine` the (shape, design) pairs are tasks on
-Dask workers (:func:`design_task`: the kernel source, the layer's sizes, the design id, the
+Under a sample budget a shape's designs are screened with 30% of it and the best
+five searched on with the rest (:mod:`odyssey.network.schedule`; ``schedule="full"`` gives
+every design the whole budget).
+
+With a distributed :class:`~odyssey.tune.engine.Engine` the (shape, design) phases are tasks
+on Dask workers (:func:`design_task`: the kernel source, the layer's sizes, the design id, the
 budget and the seed travel; the worker rebuilds the model), with the same results.
 """
 
@@ -37,42 +41,38 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from odyssey.codegen.tiling import make_tiling
-from odyssey.errors import NetworkError, OdysseyError, UnknownSizeError
+from odyssey.errors import NetworkError, UnknownSizeError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import Design, KernelSpace, analyse
 from odyssey.model import build_model
+from odyssey.model.design_model import DesignModel
 from odyssey.network.networks import KERNEL_SIZES, Layer, Network, ShapeGroup, unique_shapes
+from odyssey.network.schedule import (
+    DesignOutcome,
+    PhaseRun,
+    Tiling,
+    check_schedule,
+    kept,
+    merged,
+    run_phase,
+    screen_samples,
+)
 from odyssey.platforms import Platform
-from odyssey.tune import Progress, Trial, make_tuner, run_tuner
+from odyssey.tune import Progress
 from odyssey.tune import tuner_options as allowed_options
 from odyssey.tune.engine import Engine, OnDone, OnNotice, Task, run_tasks
-from odyssey.tune.tasks import KernelSource, kernel_space
+from odyssey.tune.tasks import KernelSource, kernel_space, shape_model, task_seed
 
 #: largest array dimension of the ``all`` space (the paper's Table 2: 1D and 2D arrays)
 ALL_MAX_DIM = 2
 #: largest array dimension a fixed design id may have (as ``odyssey tune --design``)
 FIXED_MAX_DIM = 3
-
-
-@dataclass(frozen=True, slots=True)
-class DesignOutcome:
-    """One design tuned on one shape; ``throughput_gops`` is None without a feasible point."""
-
-    design: str
-    dataflow: str
-    ordering: str
-    throughput_gops: float | None
-    latency_cycles: float | None
-    samples: int
-    seconds: float
-    stop_reason: str
-    error: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +138,7 @@ class NetworkResult:
     layers: tuple[LayerResult, ...]
     interrupted: bool
     seconds: float
+    schedule: str = "full"
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -177,8 +178,10 @@ def _latency(r: LayerResult) -> float:
 @dataclass(frozen=True, slots=True)
 class NetworkProgress:
     """What :func:`tune_network` reports: shape ``shape`` of ``shapes`` (1-based), design
-    ``design`` of ``designs`` on it, the best GOP/s of the shape so far, the tuner's own
-    progress (None at the start of a design) and the seconds since the run started."""
+    ``design`` of ``designs`` of the phase ``phase`` on it (``full``, ``screen`` or
+    ``search``, see :mod:`odyssey.network.schedule`), the best GOP/s of the shape so far,
+    the tuner's own progress (None at the start of a design) and the seconds since the run
+    started."""
 
     shape: int
     shapes: int
@@ -189,17 +192,52 @@ class NetworkProgress:
     best_gops: float
     tuner: Progress | None
     seconds: float
+    phase: str = "full"
 
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """A shape ready to tune: its analysed kernel and the designs to try."""
+    """A shape ready to tune: its analysed kernel (and the source a worker rebuilds it
+    from), the designs to try."""
 
     group: ShapeGroup
     kernel: str
     space: KernelSpace
     designs: tuple[Design, ...]
     note: str
+    src: KernelSource
+
+
+@dataclass(frozen=True, slots=True)
+class _Budget:
+    """What every (shape, design) phase shares: the tuner, its options, the budget, the
+    run's seed and the schedule."""
+
+    platform: Platform
+    method: str
+    options: Mapping[str, Any]
+    time_s: float | None
+    samples: int | None
+    seed: int
+    schedule: str
+
+    def screen(self, plan: _Plan) -> int | None:
+        """Samples of the shape's screening (None: one search with the whole budget)."""
+        return screen_samples(self.schedule, self.samples, len(plan.designs))
+
+    def phase(self, plan: _Plan, design: Design, phase: str
+              ) -> tuple[float | None, int | None, int]:
+        """``(time_s, samples, seed)`` of ``design``'s ``phase`` on ``plan``'s shape: a
+        phase of a screened shape has its share of the time and samples; the seed is the
+        task's own (:func:`~odyssey.tune.tasks.task_seed`)."""
+        time_s, samples = self.time_s, self.samples
+        screen = self.screen(plan)
+        if phase != "full" and screen is not None and samples is not None:
+            part = screen if phase == "screen" else samples - screen
+            time_s = time_s * part / samples if time_s is not None else None
+            samples = part
+        seed = task_seed(self.seed, plan.group.kind, plan.group.sizes, design.id, phase)
+        return time_s, samples, seed
 
 
 def tune_network(
@@ -218,12 +256,15 @@ def tune_network(
     engine: Engine | None = None,
     on_task: OnDone | None = None,
     on_notice: OnNotice | None = None,
+    schedule: str = "screen",
 ) -> NetworkResult:
     """Tune every unique layer shape of ``network``; ``time_s``/``samples`` are per design
-    and shape (as :func:`~odyssey.tune.run_tuner`'s, at least one of them).
+    and shape (as :func:`~odyssey.tune.run_tuner`'s, at least one of them). ``schedule``
+    (``screen`` or ``full``) shares a sample budget among a shape's designs as
+    :mod:`odyssey.network.schedule` says.
 
-    With a distributed ``engine`` (:mod:`odyssey.tune.engine`) every (shape, design) pair is
-    a task on its workers, with the run's ``seed`` as here, so a sample-budgeted run gives the
+    With a distributed ``engine`` (:mod:`odyssey.tune.engine`) every (shape, design) phase is
+    a task on its workers, with its own seed as here, so a sample-budgeted run gives the
     same results; ``on_task``/``on_notice`` then report finished tasks and worker deaths
     (``progress`` is for the run here).
 
@@ -233,24 +274,23 @@ def tune_network(
     """
     if time_s is None and samples is None:
         raise NetworkError("tune_network needs a budget: time_s, samples, or both")
+    check_schedule(schedule)
     dw = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
     options = dict(tuner_options or {})
     unknown = sorted(set(options) - allowed_options(method))  # also checks the method's name
     if unknown:
         raise NetworkError(f"unknown option(s) {', '.join(unknown)} for tuner {method!r}")
     plans = _plan(network, Path(kernel), dw, design)
+    budget = _Budget(platform, method, options, time_s, samples, seed, schedule)
     started = time.perf_counter()
     shapes: list[ShapeResult] = []
     interrupted = False
     if engine is not None and engine.distributed:
-        shapes, interrupted = _tune_on_engine(
-            plans, engine, max_dim=ALL_MAX_DIM if design == "all" else FIXED_MAX_DIM,
-            platform=platform, time_s=time_s, samples=samples, seed=seed, method=method,
-            options=options, on_task=on_task, on_notice=on_notice)
+        shapes, interrupted = _tune_on_engine(plans, engine, budget, on_task=on_task,
+                                              on_notice=on_notice)
     for n, plan in enumerate(() if engine is not None and engine.distributed else plans, 1):
-        result, interrupted = _tune_shape(
-            plan, n, len(plans), platform=platform, time_s=time_s, samples=samples, seed=seed,
-            method=method, options=options, progress=progress, started=started)
+        result, interrupted = _tune_shape(plan, n, len(plans), budget, progress=progress,
+                                          started=started)
         if result is not None:
             shapes.append(result)
         if interrupted:
@@ -267,7 +307,7 @@ def tune_network(
         network=network, platform=platform.name, clock_mhz=platform.clock_mhz, design=design,
         method=method, seed=seed, time_s=time_s, samples=samples, kernel=str(kernel),
         dw_kernel=str(dw) if uses_dw else None, shapes=tuple(shapes), layers=tuple(layers),
-        interrupted=interrupted, seconds=time.perf_counter() - started)
+        interrupted=interrupted, seconds=time.perf_counter() - started, schedule=schedule)
 
 
 def _plan(network: Network, kernel: Path, dw_kernel: Path, design: str) -> list[_Plan]:
@@ -284,17 +324,22 @@ def _plan(network: Network, kernel: Path, dw_kernel: Path, design: str) -> list[
         # on the depthwise kernel
         home = next((s for g, _, s in spaces if g.kind != "depthwise"), None) or spaces[0][2]
         wanted = home.design(design).id
+    texts: dict[Path, str] = {}
     plans: list[_Plan] = []
     for group, path, ks in spaces:
+        if path not in texts:
+            texts[path] = KernelSource.read(path, None, max_dim=max_dim).text
+        src = KernelSource(str(path), texts[path], tuple(sorted(group.first.defines().items())),
+                           max_dim)
         paper_space = tuple(d for d in ks.designs if len(d.space_loops) <= ALL_MAX_DIM)
         if design == "all":
-            plans.append(_Plan(group, str(path), ks, paper_space, ""))
+            plans.append(_Plan(group, str(path), ks, paper_space, "", src))
         elif any(d.id == wanted for d in ks.designs):
-            plans.append(_Plan(group, str(path), ks, (ks.design(wanted),), ""))
+            plans.append(_Plan(group, str(path), ks, (ks.design(wanted),), "", src))
         else:
             note = (f"design {wanted} is not in the design space of {path}; "
                     f"took the best of its {len(paper_space)} designs")
-            plans.append(_Plan(group, str(path), ks, paper_space, note))
+            plans.append(_Plan(group, str(path), ks, paper_space, note, src))
     return plans
 
 
@@ -316,94 +361,92 @@ def _analyse(layer: Layer, path: Path, max_dim: int) -> KernelSpace:
 
 
 def _tune_shape(
-    plan: _Plan, n: int, total: int, *, platform: Platform, time_s: float | None,
-    samples: int | None, seed: int, method: str, options: Mapping[str, Any],
+    plan: _Plan, n: int, total: int, budget: _Budget, *,
     progress: Callable[[NetworkProgress], None] | None, started: float,
 ) -> tuple[ShapeResult | None, bool]:
-    """Tune every design of ``plan`` here; the best, and whether the run was interrupted."""
+    """Tune every design of ``plan`` here (screen, then search on the kept designs, or one
+    full search each); the shape's result, and whether the run was interrupted."""
     group = plan.group
-    runs: list[_DesignRun] = []
-    best = 0.0  # GOP/s of the shape so far
+    models: dict[str, DesignModel] = {}
+    best = [0.0]  # GOP/s of the shape so far
     shape_start = time.perf_counter()
-    interrupted = False
-    for k, design in enumerate(plan.designs, 1):
 
-        def report(p: Progress | None, k: int = k, did: str = design.id,
-                   so_far: float = best) -> None:
-            if progress is not None:
-                progress(NetworkProgress(n, total, group.names, k, len(plan.designs), did, so_far,
-                                         p, time.perf_counter() - started))
+    def model_of(design: Design) -> Callable[[], DesignModel]:
+        def get() -> DesignModel:
+            if design.id not in models:
+                models[design.id] = build_model(plan.space, design, platform=budget.platform,
+                                                variant="accurate")
+            return models[design.id]
+        return get
 
-        try:
-            report(None)
-            run = _run_design(plan.space, design, platform=platform, time_s=time_s,
-                              samples=samples, seed=seed, method=method, options=options,
-                              progress=report if progress is not None else None)
-        except KeyboardInterrupt:
-            interrupted = True
-            break
-        runs.append(run)
-        if run.trial is not None:
-            best = max(best, run.trial.throughput_gops)
-        if run.outcome.stop_reason == "interrupted":
-            interrupted = True
-            break
-    if not runs:
+    def run(designs: Sequence[Design], phase: str, seeds: Sequence[Sequence[Tiling]]
+            ) -> tuple[list[PhaseRun], bool]:
+        runs: list[PhaseRun] = []
+        for k, (design, start) in enumerate(zip(designs, seeds, strict=True), 1):
+
+            def report(p: Progress | None, k: int = k, did: str = design.id,
+                       so_far: float = best[0]) -> None:
+                if progress is not None:
+                    progress(NetworkProgress(n, total, group.names, k, len(designs), did,
+                                             so_far, p, time.perf_counter() - started, phase))
+
+            time_s, samples, seed = budget.phase(plan, design, phase)
+            try:
+                report(None)
+                r = run_phase(model_of(design), design, phase=phase, method=budget.method,
+                              options=budget.options, time_s=time_s, samples=samples, seed=seed,
+                              seeds=start, progress=report if progress is not None else None)
+            except KeyboardInterrupt:
+                return runs, True
+            runs.append(r)
+            if r.outcome.throughput_gops is not None:
+                best[0] = max(best[0], r.outcome.throughput_gops)
+            if r.outcome.stop_reason == "interrupted":
+                return runs, True
+        return runs, False
+
+    screen = budget.screen(plan)
+    first, interrupted = run(plan.designs, "full" if screen is None else "screen",
+                             [()] * len(plan.designs))
+    if not first:
         return None, interrupted
-    complete = len(runs) == len(plan.designs) and not (
-        interrupted and runs[-1].outcome.stop_reason == "interrupted")
+    searched: dict[int, PhaseRun] = {}
+    screened = not interrupted  # every design screened: the kept ones are known
+    keep = kept(first) if screen is not None and screened else []
+    if keep:
+        more, interrupted = run([plan.designs[i] for i in keep], "search",
+                                [first[i].elite for i in keep])
+        searched = dict(zip(keep, more, strict=False))
+    if screen is None:
+        runs = first
+    else:  # a design not known to be screened out (the screening unfinished) is "screen"
+        runs = [merged(r, searched.get(i), i in keep or not screened)
+                for i, r in enumerate(first)]
+    last = list(searched.values())[-1] if searched else first[-1]  # the run that ran last
+    complete = len(first) == len(plan.designs) and len(searched) == len(keep) and not (
+        interrupted and last.outcome.stop_reason == "interrupted")
     return _shape_result(plan, n, runs, complete, time.perf_counter() - shape_start), interrupted
 
 
-@dataclass(frozen=True, slots=True)
-class _DesignRun:
-    """One design searched on one shape: its outcome and its best trial (None: none feasible)."""
-
-    design: Design
-    outcome: DesignOutcome
-    trial: Trial | None
-
-
-def _run_design(
-    space: KernelSpace, design: Design, *, platform: Platform, time_s: float | None,
-    samples: int | None, seed: int, method: str, options: Mapping[str, Any],
-    progress: Callable[[Progress], None] | None = None,
-) -> _DesignRun:
-    """Build ``design``'s accurate model, run the tuner on it; an OdysseyError becomes the
-    outcome's ``error``. The same steps here and on a worker (:func:`design_task`)."""
-    begin = time.perf_counter()
-    try:
-        model = build_model(space, design, platform=platform, variant="accurate")
-        tuner = make_tuner(method, model, seed=seed, **options)
-        result = run_tuner(tuner, model, time_s=time_s, samples=samples, progress=progress)
-    except OdysseyError as exc:
-        return _DesignRun(design, DesignOutcome(design.id, design.dataflow, design.ordering, None,
-                                                None, 0, time.perf_counter() - begin, "error",
-                                                str(exc)), None)
-    trial = result.best
-    return _DesignRun(design, DesignOutcome(
-        design.id, design.dataflow, design.ordering,
-        trial.throughput_gops if trial else None, trial.latency_cycles if trial else None,
-        result.samples, result.seconds, result.stop_reason), trial)
-
-
 def design_task(src: KernelSource, design_id: str, platform: Platform, method: str,
-                options: Mapping[str, Any], time_s: float | None, samples: int | None,
-                seed: int) -> tuple[DesignOutcome, Trial | None]:
-    """One (shape, design) task on a worker of :mod:`odyssey.tune.engine`: the shape's space
-    rebuilt from the kernel source (once per worker), the design tuned as here."""
-    space = kernel_space(src)
-    run = _run_design(space, space.design(design_id), platform=platform, time_s=time_s,
-                      samples=samples, seed=seed, method=method, options=options)
-    return run.outcome, run.trial
+                options: Mapping[str, Any], phase: str, time_s: float | None,
+                samples: int | None, seed: int, seeds: tuple[Tiling, ...] = ()) -> PhaseRun:
+    """One (shape, design) phase on a worker of :mod:`odyssey.tune.engine`: the shape's space
+    rebuilt from the kernel source (once per worker), the design's model kept for its next
+    phase (:func:`~odyssey.tune.tasks.shape_model`), the phase run as here."""
+    design = kernel_space(src).design(design_id)
+    return run_phase(lambda: shape_model(src, design_id, platform), design, phase=phase,
+                     method=method, options=options, time_s=time_s, samples=samples, seed=seed,
+                     seeds=seeds)
 
 
-def _shape_result(plan: _Plan, n: int, runs: list[_DesignRun], complete: bool,
+def _shape_result(plan: _Plan, n: int, runs: Sequence[PhaseRun], complete: bool,
                   seconds: float) -> ShapeResult:
-    """The shape's best design over ``runs`` (the first of the highest GOP/s, in the
-    designs' order) and its metrics."""
+    """The shape's best design over ``runs`` (in the designs' order: the first of the
+    highest GOP/s) and its metrics."""
     group = plan.group
-    best: _DesignRun | None = None
+    by_id = {d.id: d for d in plan.designs}
+    best: PhaseRun | None = None
     for run in runs:
         if run.trial is not None and (best is None or best.trial is None
                                       or run.trial.throughput_gops > best.trial.throughput_gops):
@@ -412,7 +455,7 @@ def _shape_result(plan: _Plan, n: int, runs: list[_DesignRun], complete: bool,
         ("design", "dataflow", "ordering", "tiling", "latency_cycles", "throughput_gops", "dsp",
          "bram18k", "mac_lanes", "dsp_efficiency"))
     if best is not None and best.trial is not None:
-        design, trial = best.design, best.trial
+        design, trial = by_id[best.outcome.design], best.trial
         lanes = mac_lanes(design, trial.tiling)
         metrics.update(
             design=design.id, dataflow=design.dataflow, ordering=design.ordering,
@@ -427,40 +470,81 @@ def _shape_result(plan: _Plan, n: int, runs: list[_DesignRun], complete: bool,
 
 
 def _tune_on_engine(
-    plans: list[_Plan], engine: Engine, *, max_dim: int, platform: Platform,
-    time_s: float | None, samples: int | None, seed: int, method: str,
-    options: Mapping[str, Any], on_task: OnDone | None, on_notice: OnNotice | None,
+    plans: list[_Plan], engine: Engine, budget: _Budget, *, on_task: OnDone | None,
+    on_notice: OnNotice | None,
 ) -> tuple[list[ShapeResult], bool]:
-    """Every (shape, design) pair as a task of ``engine``; the shapes with at least one
-    finished design (``complete`` when all finished), and whether the run was interrupted.
-    A shape's ``seconds`` are its designs' search times summed."""
-    texts: dict[str, str] = {}
+    """Every (shape, design) phase as a task of ``engine``: the screenings (or full searches)
+    first, a shape's searches submitted when its last screening finishes; the shapes with
+    at least one finished design (``complete`` when all finished), and whether the run was
+    interrupted. A shape's ``seconds`` are its designs' search times summed."""
+
+    def task(n: int, plan: _Plan, d: Design, phase: str, seeds: tuple[Tiling, ...] = ()) -> Task:
+        time_s, samples, seed = budget.phase(plan, d, phase)
+        key = f"shape {n} {d.id}" + (" search" if phase == "search" else "")
+        return Task(key, design_task, (plan.src, d.id, budget.platform, budget.method,
+                                       dict(budget.options), phase, time_s, samples, seed, seeds))
+
     tasks: list[Task] = []
+    first_phase: dict[str, tuple[int, int]] = {}  # key -> (shape, design index)
     for n, plan in enumerate(plans, 1):
-        if plan.kernel not in texts:
-            texts[plan.kernel] = KernelSource.read(plan.kernel, None, max_dim=max_dim).text
-        src = KernelSource(plan.kernel, texts[plan.kernel],
-                           tuple(sorted(plan.group.first.defines().items())), max_dim)
-        tasks += [Task(f"shape {n} {d.id}", design_task,
-                       (src, d.id, platform, method, dict(options), time_s, samples, seed))
-                  for d in plan.designs]
-    run = run_tasks(tasks, engine, on_done=on_task, on_notice=on_notice)
+        phase = "full" if budget.screen(plan) is None else "screen"
+        for i, d in enumerate(plan.designs):
+            t = task(n, plan, d, phase)
+            first_phase[t.key] = (n, i)
+            tasks.append(t)
+    screened: dict[int, dict[int, PhaseRun | None]] = {n: {} for n in range(1, len(plans) + 1)}
+
+    def follow(key: str, value: Any) -> list[Task]:
+        """A shape's searches, once every design of it is screened (a failed screening
+        counts as a design without a feasible tiling)."""
+        if key not in first_phase:
+            return []
+        n, i = first_phase[key]
+        plan = plans[n - 1]
+        if budget.screen(plan) is None:
+            return []
+        screened[n][i] = value
+        if len(screened[n]) < len(plan.designs):
+            return []
+        runs = [screened[n][j] or _failed(plan.designs[j], "screening failed")
+                for j in range(len(plan.designs))]
+        return [task(n, plan, plan.designs[j], "search", runs[j].elite) for j in kept(runs)]
+
+    run = run_tasks(tasks, engine, on_done=on_task, on_notice=on_notice, follow=follow)
     shapes: list[ShapeResult] = []
     for n, plan in enumerate(plans, 1):
-        runs: list[_DesignRun] = []
+        firsts: list[PhaseRun | None] = []
         for d in plan.designs:
             key = f"shape {n} {d.id}"
-            if key in run.results:
-                outcome, trial = run.results[key]
-                runs.append(_DesignRun(d, outcome, trial))
-            elif key in run.failed:
-                runs.append(_DesignRun(d, DesignOutcome(
-                    d.id, d.dataflow, d.ordering, None, None, 0, 0.0, "error",
-                    f"the cluster failed it: {run.failed[key]}"), None))
-        if runs:
-            shapes.append(_shape_result(plan, n, runs, len(runs) == len(plan.designs),
-                                        sum(r.outcome.seconds for r in runs)))
+            firsts.append(run.results[key] if key in run.results else
+                          _failed(d, f"the cluster failed it: {run.failed[key]}")
+                          if key in run.failed else None)
+        if all(r is None for r in firsts):
+            continue
+        done = [r for r in firsts if r is not None]
+        complete = len(done) == len(plan.designs)
+        if budget.screen(plan) is None:
+            runs = done
+        else:
+            all_screened = complete  # every design screened: the kept ones are known
+            keep = set(kept(done)) if all_screened else set()
+            runs = []
+            for i, r in enumerate(firsts):
+                if r is None:
+                    continue
+                key = f"shape {n} {plan.designs[i].id} search"
+                search = run.results.get(key) or (
+                    _failed(plan.designs[i], f"the cluster failed it: {run.failed[key]}")
+                    if key in run.failed else None)
+                complete &= search is not None or i not in keep
+                runs.append(merged(r, search, i in keep or not all_screened))
+        shapes.append(_shape_result(plan, n, runs, complete,
+                                    sum(r.outcome.seconds for r in runs)))
     return shapes, run.interrupted
+
+
+def _failed(d: Design, error: str) -> PhaseRun:
+    return PhaseRun(DesignOutcome(d.id, d.dataflow, d.ordering, None, None, 0, 0.0, "error", error))
 
 
 def mac_lanes(design: Design, tiling: Mapping[str, int]) -> int:
@@ -510,13 +594,15 @@ def network_record(result: NetworkResult) -> dict[str, Any]:
         "designs": [{"design": d.design, "dataflow": d.dataflow, "ordering": d.ordering,
                      "throughput_gops": d.throughput_gops, "latency_cycles": d.latency_cycles,
                      "samples": d.samples, "seconds": d.seconds, "stop_reason": d.stop_reason,
-                     "error": d.error} for d in s.designs],
+                     "error": d.error, "phase": d.phase, "screen_gops": d.screen_gops}
+                    for d in s.designs],
     } for s in result.shapes]
     return {
         "network": net.name, "title": net.title, "network_file": net.path, "source": net.source,
         "kernel": result.kernel, "dw_kernel": result.dw_kernel, "platform": result.platform,
         "clock_mhz": result.clock_mhz, "design": result.design, "method": result.method,
         "seed": result.seed, "time_s": result.time_s, "samples": result.samples,
+        "schedule": result.schedule,
         "interrupted": result.interrupted, "seconds": result.seconds,
         "dsp_efficiency_definition": "throughput / (2 * MAC lanes * clock) = MACs / "
                                      "(lanes * cycles), lanes = #PE * SIMD",

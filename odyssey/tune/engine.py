@@ -21,6 +21,13 @@ What :func:`run_tasks` guarantees, whichever way the tasks run:
   sample-budgeted run gives the same results on any number of workers;
 * ``on_done(key, value, done, total)`` is called in this process as each task finishes,
   in the order they finish (the caller's progress report);
+* ``follow(key, value)``, called in this process as each task finishes, may return new
+  tasks that join the run (a later phase that depends on finished tasks, e.g. the full
+  searches of the designs a layer's screening kept; ``value`` is None for a task that
+  failed on the cluster): in this process they run next,
+  before the tasks not started; on Dask they are submitted at once, ahead of the tasks
+  waiting. What they compute must depend only on the values they are built from (never on
+  which tasks finished first), so the run's results stay independent of the order;
 * a KeyboardInterrupt (Ctrl-C) while waiting cancels the tasks not finished and returns
   what finished, with ``interrupted=True``;
 * a worker that dies (killed, out of memory) loses the tasks it held; the scheduler runs
@@ -105,37 +112,63 @@ class EngineRun:
 
 OnDone = Callable[[str, Any, int, int], None]
 OnNotice = Callable[[str], None]
+Follow = Callable[[str, Any], Sequence[Task]]
 
 
 def run_tasks(tasks: Sequence[Task], engine: Engine, *, on_done: OnDone | None = None,
-              on_notice: OnNotice | None = None) -> EngineRun:
-    """Run ``tasks`` on ``engine`` (see the module); keys must be unique."""
+              on_notice: OnNotice | None = None, follow: Follow | None = None) -> EngineRun:
+    """Run ``tasks`` (and those ``follow`` adds) on ``engine`` (see the module); keys must
+    be unique."""
     keys = [t.key for t in tasks]
     if len(set(keys)) != len(keys):
         raise EngineError("task keys must be unique")
     if not engine.distributed:
-        return _run_here(tasks, engine, on_done)
-    return _run_dask(tasks, engine, on_done, on_notice)
+        return _run_here(tasks, engine, on_done, follow)
+    return _run_dask(tasks, engine, on_done, on_notice, follow)
 
 
-def _run_here(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None) -> EngineRun:
+class _Keys:
+    """The keys of a run so far: a task ``follow`` adds must not reuse one."""
+
+    def __init__(self, tasks: Sequence[Task]) -> None:
+        self.seen = {t.key for t in tasks}
+
+    def add(self, new: Sequence[Task]) -> list[Task]:
+        out = list(new)
+        keys = [t.key for t in out]
+        if len(set(keys)) != len(keys) or self.seen & set(keys):
+            raise EngineError("task keys must be unique (a follow-up task reuses one)")
+        self.seen |= set(keys)
+        return out
+
+
+def _run_here(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
+              follow: Follow | None) -> EngineRun:
     start = time.perf_counter()
     results: dict[str, Any] = {}
     interrupted = False
-    for task in tasks:
+    queue = list(reversed(tasks))  # a stack: follow-up tasks run next
+    keys = _Keys(tasks)
+    total = len(tasks)
+    while queue:
+        task = queue.pop()
         try:
             value = task.fn(*task.args)
         except KeyboardInterrupt:
             interrupted = True
             break
         results[task.key] = value
+        if follow is not None:
+            more = keys.add(follow(task.key, value))
+            total += len(more)
+            queue += reversed(more)
         if on_done is not None:
-            on_done(task.key, value, len(results), len(tasks))
+            on_done(task.key, value, len(results), total)
     return EngineRun(results, {}, interrupted, (), time.perf_counter() - start, engine.describe())
 
 
 def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
-              on_notice: OnNotice | None) -> EngineRun:
+              on_notice: OnNotice | None, follow: Follow | None) -> EngineRun:
     import logging
 
     import distributed
@@ -168,7 +201,7 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
             from odyssey.tune._dask_plugin import IgnoreInterrupt
 
             client.register_plugin(IgnoreInterrupt(), name="odyssey-ignore-sigint")
-        return _drive(client, tasks, engine, on_done, notice, start, notices)
+        return _drive(client, tasks, engine, on_done, notice, start, notices, follow)
     finally:
         client.close()
         if cluster is not None:
@@ -176,12 +209,13 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
 
 
 def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
-           notice: OnNotice, start: float, notices: list[str]) -> EngineRun:
+           notice: OnNotice, start: float, notices: list[str], follow: Follow | None) -> EngineRun:
     import queue
 
     import distributed
 
     by_key = {t.key: t for t in tasks}
+    keys = _Keys(tasks)
     # a run's own prefix: two runs on one shared cluster never share a key
     prefix = f"odyssey-{time.time_ns():x}-"
     # the scheduler's "remove-worker" events (on the client's event-loop thread): a worker
@@ -195,6 +229,23 @@ def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone |
     results: dict[str, Any] = {}
     failed: dict[str, str] = {}
     finished = distributed.as_completed(list(futures), loop=client.loop)
+    total = len(tasks)
+    ahead = 0  # follow-up tasks go before the waiting ones, the first added first
+
+    def submit_more(key: str, value: Any) -> None:
+        nonlocal total, ahead
+        if follow is None:
+            return
+        for t in keys.add(follow(key, value)):
+            ahead += 1
+            by_key[t.key] = t
+            fut = client.submit(t.fn, *t.args, key=prefix + t.key, pure=False, retries=RETRIES,
+                                priority=(1 << 30) - ahead)
+            futures[fut] = t.key
+            pending.add(fut)
+            finished.add(fut)
+            total += 1
+
     interrupted = False
     try:
         while pending:
@@ -207,12 +258,14 @@ def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone |
                 key = futures.pop(fut)
                 if fut.status == "finished":
                     results[key] = fut.result()
+                    submit_more(key, results[key])
                     if on_done is not None:
-                        on_done(key, results[key], len(results) + len(failed), len(tasks))
+                        on_done(key, results[key], len(results) + len(failed), total)
                 else:
                     exc = fut.exception()
                     failed[key] = f"{type(exc).__name__}: {exc}"
                     notice(f"task {key} failed on the cluster: {failed[key]}")
+                    submit_more(key, None)
                 del fut
             while not removed.empty():
                 _worker_left(removed.get(), prefix, by_key, notice)

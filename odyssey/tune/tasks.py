@@ -12,6 +12,7 @@ do (``build_model(..., variant="accurate")``).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,6 +29,8 @@ from odyssey.platforms import Platform
 SPACE_CACHE = 64
 #: models kept per process by :func:`cached_model`
 MODEL_CACHE = 4
+#: models kept per process by :func:`shape_model` (a layer shape's designs: 30 for cnn.c)
+SHAPE_MODEL_CACHE = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +84,21 @@ def cached_model(src: KernelSource, design_id: str, platform: Platform, *,
     """:func:`design_model`, kept for the next task of the same design on this worker (the
     tuner benchmark runs every method and seed on each design's one model)."""
     return design_model(src, design_id, platform, variant=variant)
+
+
+@lru_cache(maxsize=SHAPE_MODEL_CACHE)
+def shape_model(src: KernelSource, design_id: str, platform: Platform) -> DesignModel:
+    """:func:`design_model` (``accurate``), kept for the later phases of the same (shape,
+    design) on this process: `odyssey network` screens every design of a shape, then
+    searches the designs it kept."""
+    return design_model(src, design_id, platform)
+
+
+def task_seed(seed: int, *key: object) -> int:
+    """The seed of one task of a run with seed ``seed``: a stable hash (BLAKE2b, not Python's
+    ``hash``, which changes between processes) of the run's seed and the task's ``key``
+    (e.g. the kernel, the layer's sizes, the design id and the phase), in ``[0, 2**63)``.
+    A task's search then depends on what it is, never on which other tasks the run has:
+    adding or removing a layer leaves the other layers' results as they were."""
+    text = repr((int(seed), *key)).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big") >> 1

@@ -99,6 +99,30 @@ def test_engine_on_a_cluster_of_its_own() -> None:
         assert run.where == f"on the Dask cluster at {cluster.scheduler_address}"
 
 
+def _then(key: str, value: Any) -> list[Task]:
+    """A second phase: every square above 4 is squared again, once."""
+    if key.startswith("t") and value is not None and value[1] > 4:
+        return [Task(f"again {key}", _square, (value[1],))]
+    return []
+
+
+def test_follow_up_tasks_join_the_run_here_and_on_two_workers() -> None:
+    tasks = [Task(f"t{i}", _square, (i,)) for i in range(5)]
+    order: list[str] = []
+    here = run_tasks(tasks, Engine(), follow=_then, on_done=lambda k, v, d, t: order.append(k))
+    assert here.results == {**{f"t{i}": (i, i * i) for i in range(5)},
+                            "again t3": (9, 81), "again t4": (16, 256)}
+    # in this process a follow-up task runs next, before the tasks not started
+    assert order == ["t0", "t1", "t2", "t3", "again t3", "t4", "again t4"]
+    seen: list[tuple[str, int, int]] = []
+    two = run_tasks(tasks, Engine(workers=2), follow=_then,
+                    on_done=lambda k, v, d, t: seen.append((k, d, t)))
+    assert two.results == here.results and not two.failed
+    assert seen[-1][1:] == (7, 7)
+    with pytest.raises(EngineError, match="follow-up task reuses"):
+        run_tasks(tasks, Engine(), follow=lambda k, v: [Task("t0", _square, (1,))])
+
+
 def test_engine_checks() -> None:
     with pytest.raises(EngineError, match="at least 1"):
         Engine(workers=0)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import odyssey.network.network_tuning as nt
+import odyssey.network.schedule as schedule
 from odyssey.cli import main
 from odyssey.errors import NetworkError
 from odyssey.network.networks import load_network
@@ -131,7 +132,7 @@ def test_fixed_design_tunes_each_shape_once(tmp_path: Path, monkeypatch: pytest.
 
 def test_interrupt_keeps_the_results_so_far(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    real = nt.run_tuner
+    real = schedule.run_tuner
 
     def interrupt_second(*args: Any, **kw: Any) -> Any:
         calls.append(1)
@@ -139,7 +140,7 @@ def test_interrupt_keeps_the_results_so_far(tmp_path: Path, monkeypatch: pytest.
             raise KeyboardInterrupt
         return real(*args, **kw)
 
-    monkeypatch.setattr(nt, "run_tuner", interrupt_second)
+    monkeypatch.setattr(schedule, "run_tuner", interrupt_second)
     out = tmp_path / "partial.json"
     rc, _, err = _run(["network", str(_net_file(tmp_path)), "--kernel", CNN, "--design",
                        "o-ohw.ipq", "--samples", "8", "--json", str(out)])
