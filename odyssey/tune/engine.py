@@ -196,6 +196,8 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
         if cluster is not None:
             cluster.close()
         raise EngineError(f"cannot run {engine.describe()}: {exc}") from None
+    tornado_log = logging.getLogger("tornado.application")
+    tornado_log.addFilter(_sync_cancel_race)
     try:
         if cluster is not None:  # Ctrl-C is for this process: it cancels, the workers go on
             from odyssey.tune._dask_plugin import IgnoreInterrupt
@@ -206,6 +208,23 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
         client.close()
         if cluster is not None:
             cluster.close()
+        tornado_log.removeFilter(_sync_cancel_race)
+
+
+def _sync_cancel_race(record: Any) -> bool:
+    """Drop one log record: distributed's ``sync`` (2024-2025 releases) schedules a ``cancel``
+    callback on Ctrl-C that reads a future not yet assigned when the interrupt arrives before
+    the call started, and tornado logs that NameError with its traceback. The interrupt itself
+    is handled (the run cancels its tasks and returns what finished); the record is noise."""
+    exc = record.exc_info[1] if record.exc_info else None
+    if not isinstance(exc, NameError) or exc.__traceback__ is None:
+        return True
+    tb = exc.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return not (code.co_name == "cancel" and code.co_filename.endswith("utils.py")
+                and "distributed" in code.co_filename)
 
 
 def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,

@@ -292,3 +292,28 @@ def test_pareto_exact_fronts_on_two_workers_as_here(tmp_path: Path) -> None:
     assert out1.splitlines()[1:-1] == out2.splitlines()[1:-1]  # but the seconds, the folder
     assert "[18/18] " in err2 and " points of " in err2
     assert _run([*argv[:-2], "--method", "nsga2", "--samples", "50", "--workers", "2"])[0] == 2
+
+
+def test_the_sync_cancel_race_record_is_dropped_and_others_kept() -> None:
+    """distributed's ``sync`` may log a NameError from its ``cancel`` callback when Ctrl-C
+    comes before the call started; that one record is dropped, any other error is kept."""
+    import logging
+
+    from odyssey.tune.engine import _sync_cancel_race
+
+    def record_of(source: str, filename: str) -> logging.LogRecord:
+        scope: dict[str, object] = {}
+        exec(compile(source, filename, "exec"), scope)
+        try:
+            scope["cancel"]()  # type: ignore[operator]
+        except Exception:
+            exc_info = sys.exc_info()
+        return logging.LogRecord("tornado.application", logging.ERROR, filename, 1,
+                                 "Exception in callback", None, exc_info)
+
+    race = "def cancel():\n    if future is not None:\n        pass\n"
+    assert not _sync_cancel_race(record_of(race, "/x/site-packages/distributed/utils.py"))
+    assert _sync_cancel_race(record_of(race, "/x/odyssey/tune/engine.py"))
+    assert _sync_cancel_race(record_of("def cancel():\n    raise ValueError('x')\n",
+                                       "/x/site-packages/distributed/utils.py"))
+    assert _sync_cancel_race(logging.LogRecord("t", logging.ERROR, "f", 1, "m", None, None))
