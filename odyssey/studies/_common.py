@@ -211,3 +211,11 @@ def point_row(p: Point) -> tuple[str | int | float | None, ...]:
             p.bram18k, p.bram_use, p.pes, p.simd, p.offchip_bytes / 1e6, p.bottleneck, p.status,
             round(p.seconds, 2), p.tiling_text)
 
+
+
+def bottleneck_summary(names: Iterable[str]) -> str:
+    """``"PE 8, C_drain_IO_L3_out 4"``: how many optima each module bounds, most first."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -142,10 +142,6 @@ def run(ctx: StudyContext) -> StudyResult:
         "Bottlenecks of the optima: " + ", ".join(f"{k} {v}" for k, v in sorted(
             bound.items(), key=lambda kv: -kv[1])) + ".",
         "; ".join(ties) + ".",
-        "The output feature map leaves through a drain path of one 32-bit word per cycle; on "
-        "CONV1 (64 x 224 x 224 outputs, 3.2 M cycles) that path, not the PE array, sets the "
-        "latency of every design that keeps up with it, so the paper's CONV1 ranking (decided "
-        "by the padding of i = 3) cannot show here.",
     ]
     return result(ctx, NAME, table, heads, plots=(plot,), tables=(table7,), notes=notes,
                   settings={"layers": [label for label, _ in p.option("layers")]})

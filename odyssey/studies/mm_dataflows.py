@@ -14,6 +14,7 @@ from odyssey.studies._common import (
     Optimum,
     Point,
     best,
+    bottleneck_summary,
     optima,
     point_row,
     preset_designs,
@@ -79,17 +80,18 @@ def run(ctx: StudyContext) -> StudyResult:
                          title="(b) DSP use (usable = 70% of the device)"),
                 ))
     notes = [
-        f"All {len(points)} optima are {'proven' if all(o.status == 'optimal' for *_, o in rows) else 'not all proven'} "
+        f"{sum(o.status == 'optimal' for *_, o in rows)} of {len(points)} optima are proven "
         f"optimal; the search took {sum(o.seconds for *_, o in rows):.0f} s in all.",
         f"{len(wins)} of {len(by_flow)} dataflows have their best design with the ordering "
         f"{BEST_ORDERING} ({', '.join(sorted(wins)) or 'none'}); among those designs the best "
         f"is {best(ij).design if ij else '-'}.",
         f"{sum(is_output_bound(pt) for pt in points)} of {len(points)} optima are bound by the "
-        "output path (bottleneck: the C drain chain, the L3 writer or the reader of partial sums). "
-        "That path moves one 32-bit word per cycle (~1.05 M cycles for C at 1024^3), which "
-        "caps MM 1024^3 near 570 GOP/s: the designs within 3% of the best ("
-        + ", ".join(pt.design for pt in shown if norm[pt.design] >= 0.97)
-        + ") differ in PE count, DSP use and loop ordering, but all meet that cap.",
+        "output path (the C drain chain, the L3 writer or the reader of partial sums); "
+        f"bottlenecks: {bottleneck_summary(pt.bottleneck for pt in points)}.",
+        "Designs within 3% of the best: "
+        + ", ".join(f"{pt.design} ({pt.gops:.1f} GOP/s, {pt.pes} PEs x SIMD {pt.simd}, "
+                    f"{pt.dsp_use:.0%} of the DSPs, {pt.bottleneck})"
+                    for pt in sorted(shown, key=lambda q: -q.gops) if norm[pt.design] >= 0.97) + ".",
     ]
     return result(ctx, NAME, table, heads, plots=(plot,), tables=(t6,), notes=notes,
                   settings={"sizes": dict(p.sizes), "designs": len(points)})

@@ -134,11 +134,6 @@ def run(ctx: StudyContext) -> StudyResult:
                    tuple(layer_rows))
     notes = [
         *spread,
-        "The network time is dominated by the deep layers, which are bound by the L3 reader "
-        "of the weights (one 32-bit word per cycle; see the cnn-dataflows study) whatever the "
-        "array, so they lose little on a shared array; the early layers, with few input "
-        "channels or large feature maps, lose most (padding of i to the SIMD lanes, a PE "
-        "grid sized for other layers).",
         "Definition (docs/shared_array.md): the PE grid (T_s1, T_s2 of the space loops), the "
         "level-two factors of the time loops (latency hiding, SIMD lanes) and the buffer "
         "capacities (T_t1 of the time loops) are hardware; per layer only the time-loop tiles "
