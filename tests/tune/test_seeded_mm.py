@@ -11,7 +11,9 @@ threefold and the check failed, 0.935 against 1.000; with the tile counts rounde
 stalls counted in samples it gave 0.997 against 0.995. With the packed drain path the
 seeded search is level with the unseeded one, not better (seeds 0-29, as fractions of
 the best found: 0.935 seeded against 0.927 unseeded; the check passes on 5 of 10
-disjoint seed triples), so the check is marked xfail; docs/tuners.md says why.
+disjoint seed triples), so the check is marked xfail; docs/tuners.md says why. With input
+packing along the SIMD loop (main 80c4778, seeds 0-14): 0.957 against 0.948, 4 of 5 triples
+pass, not seeds 0-2 (0.990 against 0.996).
 The bound-guided search is off here: with it both runs reach the proven optimum on every
 design (docs/results/tuners.md), which would hide the seed's effect.
 """
@@ -74,11 +76,10 @@ def test_the_seed_beats_random_samples_of_its_screening_budget(models: list) -> 
     assert wins >= 17, wins
 
 
-@pytest.mark.xfail(strict=False, reason="open (2026-11-25): on the packed data paths the MP "
-                   "seed (comm-comp: least traffic, narrow words) is level with unseeded "
-                   "search, not better: seeds 0-29, 0.935 vs 0.927 of the best found; the "
-                   "check passes on 5 of 10 disjoint seed triples (3 of 5 on the model with "
-                   "readers two visits ahead; docs/tuners.md)")
+@pytest.mark.xfail(strict=False, reason="open (re-checked 2026-11-25 on main 80c4778, input "
+                   "packing): seeds 0-14, 0.957 seeded vs 0.948 unseeded of the best found; 4 "
+                   "of 5 disjoint seed triples pass, but not this test's (seeds 0-2: 0.990 vs "
+                   "0.996); the comm-comp seed still picks narrow words (docs/tuners.md)")
 def test_seeded_search_is_at_least_as_good_as_unseeded_search_on_mm(models: list) -> None:
     def medians(**options: object) -> list[float]:
         out = []
