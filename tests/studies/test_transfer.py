@@ -162,10 +162,11 @@ def test_time_to_quality_counts_earlier_designs_whole() -> None:
     assert design_order([], [scratch]) == []
 
 
-@pytest.mark.xfail(strict=False, reason="open (re-checked 2026-11-25 on main 80c4778): this test's seeds 0-2 "
+@pytest.mark.xfail(strict=False, reason="open (re-checked 2026-11-25 on main 915b6c6): this test's seeds 0-2 "
                    "pass (so it xpasses), but over seeds 0-9 transfer beats scratch on the large shape "
-                   "on 5 only (0-2, 8, 9); on 4 and 7 it needs more samples, on 3, 5 and 6 it never "
-                   "reaches 99% of scratch in 1500: the race needs re-tuning to the packed data paths")
+                   "on 6 only (0-3, 7, 8); on 5 and 9 it needs more samples, on 4 and 6 it never "
+                   "reaches 99% of scratch in 1500 (on 80c4778: 5 of 10): the race needs re-tuning to "
+                   "the packed data paths")
 def test_seeds_from_a_similar_layer_reach_the_target_sooner() -> None:
     """A pair of similar layers, one design: tuned after the first, the second reaches 99%
     of its from-scratch result in fewer samples than from scratch (for each of 3 seeds)."""

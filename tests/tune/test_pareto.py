@@ -214,8 +214,9 @@ def test_exact_front_equals_brute_force(budget: tuple[int | None, int | None]) -
 
 
 def test_nsga2_finds_the_exact_front_of_every_small_design() -> None:
-    """Checked on 2026-11-25 (main 80c4778, input packing and DRAM channels): ADRS 0 and the
-    exact hypervolume (22 points) with seeds 0 to 5."""
+    """Checked on 2026-11-25 (main 80c4778, input packing and DRAM channels, and again on
+    915b6c6, the corrected drain chains): ADRS 0 and the exact hypervolume (22 points) with
+    seeds 0 to 5."""
     models = _models(16, ("all",))
     exact = pareto_front(models, method="exact")
     found = pareto_front(models, method="nsga2", samples=30_000, seed=0)
