@@ -226,10 +226,11 @@ def test_nsga2_finds_the_exact_front_of_every_small_design() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="open (re-checked 2026-11-25 on main 80c4778): the exact front "
-                   "has 113 points; NSGA-II finds all of them with seed 0 (this test's seed, so it "
-                   "xpasses) but misses one with seeds 1 and 2, at 150k samples (ADRS 9.6e-5, 1.3e-4) "
-                   "and at 300k (9.6e-5 both): a search weakness, not a budget one")
+@pytest.mark.xfail(strict=False, reason="open (re-checked 2026-11-25): on main 80c4778 the exact front "
+                   "had 113 points and NSGA-II found all of them with seed 0 (so it xpassed) but missed "
+                   "one with seeds 1 and 2 at 150k and at 300k samples; on 915b6c6 (corrected drain "
+                   "chains) the front has 107 points and seeds 0, 1, 2 each miss one at 150k (ADRS "
+                   "1.0e-4, 1.6e-4, 1.6e-4): a search weakness, not a budget one")
 def test_nsga2_matches_the_exhaustive_front_on_mm64() -> None:
     models = _models(64, ("ij-ij.k", "i-jk.i"))
     exact = pareto_front(models, method="exact")
