@@ -26,7 +26,11 @@ stage of the drain path: the epilogue), the latency is the largest of
   ``chain_hop_cycles`` per module of the rest of the chain, crossed once by a pass's last
   word; while the chain streams the modules after it run ahead by their FIFOs, so each visit
   costs only the loop's own depth). The epilogue ``drain`` counts each stage's fill too:
-  ``drain = max_d (ceil(L_d / visits) + F_d)``;
+  ``drain = max_d (ceil(L_d / visits) + F_d)``. The head of the top drain level, which
+  feeds the writer, also waits ``overhead + 2 - fifo_depth`` cycles for each burst the
+  writer issues (:func:`writer_stall`: the writer pays the overhead after the burst's first
+  word, with only the FIFO's words between them), unless it reads the level below at a
+  cold pace (``ii_sym > 1``), restarting a row's chain while the writer waits;
 * an input's chain or loader module ``m``: ``ahead(L_m) + tile + drain + D_out``, like its reader (it
   forwards words as the reader delivers them, from the region's start);
 * any other module ``m`` (feeders, which wait for their first block): ``first + L_m + drain``;
@@ -60,9 +64,15 @@ from odyssey.codegen.channels import PortTraffic, accesses_per_pass, port_paces
 from odyssey.codegen.descriptor_schema import SCHEMA_VERSION, Descriptor, ExprJson, OperandJson
 from odyssey.codegen.roles import ModuleKind
 from odyssey.errors import ModelError, PlatformError
-from odyssey.expr import Expr, const, eceil, emax, emin, from_json, mul, substitute
+from odyssey.expr import Expr, const, eceil, emax, emin, from_json, lt, mul, substitute, where
 from odyssey.model.design_model import DesignModel, ParamSpec
-from odyssey.model.latency import module_fill, module_latency, pipeline_depth, read_back_fraction
+from odyssey.model.latency import (
+    feeder_ii,
+    module_fill,
+    module_latency,
+    pipeline_depth,
+    read_back_fraction,
+)
 from odyssey.model.resources import bram18k, dsp, loop_table, offchip_bytes
 from odyssey.platforms import Platform, assumption
 
@@ -71,6 +81,17 @@ VARIANTS = ("accurate", "max")
 
 def _e(obj: ExprJson, subst: Mapping[str, Expr]) -> Expr:
     return substitute(from_json(obj), subst)
+
+
+def writer_stall(burst_overhead: int) -> int:
+    """Cycles the module feeding the DRAM writer waits per burst the writer issues. The writer
+    reads a burst's first word at ``a``, pays the overhead after that access's cycle and
+    reads the next word at ``a + 1 + overhead``; the feeder writes word ``k`` of the burst at
+    ``h + k`` (``h + 1 = a``, one cycle FIFO latency) until its ``k``-th write needs the slot of
+    read ``k - D`` (``D`` = ``fifo_depth``), free one cycle after that read: its write ``D + 1``
+    waits for read 1 and lands at ``a + 2 + overhead`` instead of ``h + D + 1``, a wait of
+    ``overhead + 2 - D`` (0 when the FIFO holds the overhead's words)."""
+    return max(0, burst_overhead + 2 - int(assumption("fifo_depth").value))
 
 
 def channel_paces(desc: Descriptor, subst: Mapping[str, Expr], rates: Mapping[str, float]) -> dict[str, Expr]:
@@ -145,9 +166,26 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     drain_path = [n for n, m in mods.items() if m["role"] in ("drain", "writer") and not m["boundary"]]
     d_out = pipeline_depth(mods[l3_out_name], subst)
     inner_tiles = pass_tiles / out_visits
+    # the writer pays a burst's overhead after the burst's first word, before it reads the
+    # next: the drain chain head that feeds it (the top drain level's head: one position
+    # parameter) waits, with only its FIFO's words between them (writer_stall)
+    feeder = [n for n, m in mods.items() if m["kind"] == "io_drain" and not m["boundary"]
+              and len(m.get("template", [])) == 1]
+
+    def with_writer_stall(lat: Mapping[str, Expr]) -> dict[str, Expr]:
+        if not feeder:
+            return dict(lat)
+        bursts = module_latency(mods[l3_out_name], subst, burst_overhead=1, paces=paces) \
+            - module_latency(mods[l3_out_name], subst, burst_overhead=0, paces=paces)
+        # a feeder that reads its level below at a cold pace (ii_sym > 1: an upper level whose
+        # rows' words do not fit in their FIFO) already waits for that row's chain to restart
+        # at the start of every visit, while the writer pays its overhead: hidden there
+        cold = lt(1, feeder_ii(mods[feeder[0]], subst))
+        return {**lat, feeder[0]: lat[feeder[0]] + where(cold, 0, bursts * writer_stall(burst_overhead))}
 
     def pass_terms(lat: Mapping[str, Expr]) -> tuple[dict[str, Expr], Expr, Expr]:
         """The bounds of one pass with module latencies ``lat``, its prologue and epilogue."""
+        stalled = with_writer_stall(lat)
         l3_in = {o["name"]: lat[reader[o["name"]]] for o in inputs}
         first = emax(*[eceil(l3_in[o["name"]] / visits_in_pass(o["reload_loops"])) for o in inputs]) \
             if inputs else const(0)
@@ -187,7 +225,7 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
             # a chain's boundary module moves a subset of what its head moves: never the bound
             elif m["role"] == "drain" and not m["boundary"]:
                 # the drain path starts with the first output visit, like the writer
-                terms[n] = first + tile * inner_tiles + lat[n] + fill[n]
+                terms[n] = first + tile * inner_tiles + stalled[n] + fill[n]
             elif m["role"] in ("chain", "loader") and not m["boundary"]:
                 # chains and loaders forward words as the reader delivers them: they start
                 # with the region, and after their last word the last tile is fed,

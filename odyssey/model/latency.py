@@ -187,6 +187,21 @@ def pipeline_depth(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr:
     return const(assumption("io_pipeline_depth").value)
 
 
+def feeder_ii(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr:
+    """Cycles per iteration of a module's first pipelined loop: its ``ii_sym`` when recorded
+    (a drain chain level reading the level below at that chain's cold pace), else its II."""
+    stack = list(module["ast"])
+    while stack:
+        s = stack.pop(0)
+        ii_num = s.get("pipeline_ii")
+        if s.get("type") == "for" and ii_num is not None:
+            ii_sym = s.get("ii_sym")
+            return _expr(ii_sym, subst) if ii_sym is not None else const(ii_num)
+        for block in nested_blocks(s):
+            stack = list(block) + stack
+    return const(1)
+
+
 def _depth(loop: StmtJson, subst: Mapping[str, Expr]) -> Expr:
     depth_sym = loop.get("depth_sym")
     if depth_sym is not None:

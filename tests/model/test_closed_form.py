@@ -114,6 +114,12 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     l2 = pipe(pj * w, rate) + pipe((pi - 1) * pj * w, rate, depth=3 + max(0, pi - 2) * (2 if pj * w > 2 else 0))
     drain = max(ceil(l2) + HOP * pi, ceil(l1) + HOP * pj, ceil(pipe(acc // lc, 1, 10)), ceil(l3c / visits_c))
 
+    # the writer pays its burst overhead (one burst per visit, serialized) after a visit's
+    # first word; the L2 head that feeds it waits BURST + 2 - fifo_depth cycles for it, unless
+    # it reads its rows' L1 chains at their cold pace (rate > 1), restarting one meanwhile
+    fifo = assumption("fifo_depth").value
+    writer_wait = 0.0 if rate > 1 else visits_c * max(0, BURST + 2 - fifo)
+
     def ahead(l3: float, v: int) -> float:
         # a reader moves two visits (its loaders' ping-pong blocks) before the PEs take one,
         # then waits for the first tile to free a block and reads the other v - 2 at its pace
@@ -128,7 +134,7 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
             # a drain chain module: every visit at its loops' own depths, its last word once
             # through the rest of its chain; bounded from the first output visit like the writer
             "L2_out": visits_c * l2 + HOP * pi, "L1_out": visits_c * l1 + HOP * pj,
-            "bound:L2_out": first + tile * inner + visits_c * l2 + HOP * pi,
+            "bound:L2_out": first + tile * inner + visits_c * l2 + HOP * pi + writer_wait,
             # the partial-sum reader: its words reach the PE drains row by row (each L1
             # loader publishes its row's blocks with the row's last word), so after its last
             # word the last of the Pi rows' share of the epilogue remains
@@ -442,3 +448,13 @@ def test_model_refuses_a_descriptor_of_another_memory() -> None:
     with pytest.raises(ModelError, match=r"no memory of kind 'HBM2'.*--platform"):
         model_from_descriptor(desc, PLAT)
     assert model_from_descriptor(desc, load_platform("u280")).evaluate_one(desc["tiling"])["latency_cycles"] > 0
+
+
+def test_writer_stall_is_the_burst_overhead_beyond_the_fifo_slack() -> None:
+    """The feeder's write ``D + 1`` waits for the writer's read 1, which comes ``1 + overhead``
+    after its read 0: ``overhead + 2 - D`` cycles later than unhindered, never negative."""
+    from odyssey.model.build import writer_stall
+
+    fifo = assumption("fifo_depth").value
+    assert writer_stall(BURST) == BURST + 2 - fifo
+    assert writer_stall(0) == max(0, 2 - fifo)
