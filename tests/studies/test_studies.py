@@ -63,6 +63,8 @@ def test_mm_dataflows() -> None:
     r = quick("mm-dataflows")
     norm = floats(r.table, "normalised")
     assert all(0 < v <= 1 + EPS for v in norm) and max(norm) == pytest.approx(1.0)
+    # proven within the preset's 60 s cap (about a second each on an idle machine; the cap
+    # is wall-clock, so it is generous for a loaded CI machine)
     assert all(s == "optimal" for s in r.table.column("status"))
     t6 = next(t for t in r.tables if t.name == "table6")
     assert sorted(str(o) for o in t6.column("ordering")) == ["<[i,j],[k]>", "<[i,k],[j]>", "<[j,k],[i]>"]
