@@ -18,7 +18,9 @@ start-up included). Prints and writes, per run:
 * with ``--reference`` (the ``--json`` record of an earlier `odyssey network` run, or a JSON
   object ``{"layers": {name: GOP/s}}``): each layer's GOP/s over the reference's and the
   network's, over the reference's totals (its latency summed over the same layers);
-* whether every run's results equal the first run's (designs, tilings, latencies, samples).
+* whether every run's results equal the first run's (designs, tilings, latencies, samples);
+* each later run's speed-up over the first, and what that many idle cores would give by the
+  first run's task times (list scheduling, an estimate).
 """
 
 from __future__ import annotations
@@ -39,6 +41,18 @@ def _signature(result: Any) -> list[Any]:
     return [(s.index, s.design, s.tiling, s.latency_cycles,
              [(d.design, d.throughput_gops, d.latency_cycles, d.samples, d.stop_reason, d.error,
                d.phase, d.screen_gops) for d in s.designs]) for s in result.shapes]
+
+
+def _ideal(task_s: list[float], workers: int) -> float:
+    """Speed-up of ``workers`` idle single-core workers over one, from one worker's task
+    times: each task, in submission order, to the worker free first (Dask's FIFO with
+    one task per thread); the cluster's start-up, the transfers and the wait of a search
+    phase for its shape's screening are left out."""
+    free = [0.0] * workers
+    for t in task_s:
+        k = free.index(min(free))
+        free[k] += t
+    return sum(task_s) / max(free) if task_s else 1.0
 
 
 def _reference(path: Path) -> dict[str, float]:
@@ -109,8 +123,14 @@ def main() -> None:
             run["vs_reference"] = result.throughput_gops / run["reference_gops"] \
                 if run["reference_gops"] else None
             run["layer_vs_reference"] = {k: v / ref[k] for k, v in layers.items() if k in ref}
+        run["speedup"] = runs[0]["wall_s"] / wall if runs else 1.0
+        if runs:  # what N idle cores would give: the first run's task times, list-scheduled
+            run["ideal_speedup"] = _ideal(runs[0]["task_s"], workers)
+        run["task_s"] = [d.seconds for s in result.shapes for d in s.designs]
         runs.append(run)
-        print(f"workers {workers}: {wall:.1f} s wall, {run['cpu_s']:.1f} s CPU "
+        print(f"workers {workers}: {wall:.1f} s wall (speed-up {run['speedup']:.2f}x"
+              + (f"; on idle cores about {run['ideal_speedup']:.2f}x" if "ideal_speedup" in run
+                 else "") + f"), {run['cpu_s']:.1f} s CPU "
               f"({here:.1f} s here, {search:.1f} s of searches), {run['tasks']} designs x shapes "
               f"({run['searched']} searched in full), network {result.throughput_gops:.1f} GOP/s"
               + (f" = {run['vs_reference']:.4f}x the reference {run['reference_gops']:.1f}"
