@@ -480,9 +480,11 @@ def _tune_on_engine(
 
     def task(n: int, plan: _Plan, d: Design, phase: str, seeds: tuple[Tiling, ...] = ()) -> Task:
         time_s, samples, seed = budget.phase(plan, d, phase)
-        key = f"shape {n} {d.id}" + (" search" if phase == "search" else "")
-        return Task(key, design_task, (plan.src, d.id, budget.platform, budget.method,
-                                       dict(budget.options), phase, time_s, samples, seed, seeds))
+        first = f"shape {n} {d.id}"
+        # a search goes to the worker that screened the design: it holds the model
+        return Task(first + " search" if phase == "search" else first, design_task,
+                    (plan.src, d.id, budget.platform, budget.method, dict(budget.options), phase,
+                     time_s, samples, seed, seeds), near=first if phase == "search" else "")
 
     tasks: list[Task] = []
     first_phase: dict[str, tuple[int, int]] = {}  # key -> (shape, design index)

@@ -54,6 +54,13 @@ from odyssey.errors import OdysseyError
 RETRIES = 1
 #: seconds between two looks for finished tasks
 WAIT_S = 0.05
+#: Dask configuration of the local cluster's workers. Dask's statistical profiler (on by
+#: default: every 10 ms it walks the stack of the thread running a task, holding the GIL)
+#: cost the searches 15-17% of their CPU time: one worker ran 90 designs' screenings (3
+#: VGG16 layer shapes) in 18.95 CPU s with it, 17.11 s without, 17.09 s in a plain process
+#: (`scripts/bench_network.py`, 2026-11-25). Its flame graphs are not needed here; a remote
+#: cluster's workers keep their own configuration (docs/cluster.md says how to turn it off).
+LOCAL_WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 class EngineError(OdysseyError):
@@ -89,11 +96,14 @@ class Engine:
 @dataclass(frozen=True, slots=True)
 class Task:
     """One unit of work: ``fn(*args)``; ``key`` names it (unique within a run, readable:
-    it is what progress and notices show)."""
+    it is what progress and notices show). ``near``: the key of an earlier task of the run
+    whose worker should run this one (it holds what this task rebuilds otherwise, e.g. the
+    design's model for its search phase); any worker may run it if that one is gone."""
 
     key: str
     fn: Callable[..., Any]
     args: tuple[Any, ...] = ()
+    near: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,10 +197,15 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
             client = distributed.Client(engine.scheduler, timeout=engine.connect_timeout_s,
                                         set_as_default=False)
         else:
-            # its HTTP server on a free loopback port: never the default 8787 of another run
-            cluster = distributed.LocalCluster(
-                n_workers=engine.workers, threads_per_worker=1, processes=True,
-                dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+            import dask
+
+            # its HTTP server on a free loopback port: never the default 8787 of another run;
+            # the workers' configuration (each nanny passes this process's to its worker)
+            # without the statistical profiler (see LOCAL_WORKER_CONFIG)
+            with dask.config.set(LOCAL_WORKER_CONFIG):
+                cluster = distributed.LocalCluster(
+                    n_workers=engine.workers, threads_per_worker=1, processes=True,
+                    dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
             client = distributed.Client(cluster, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         if cluster is not None:
@@ -242,8 +257,9 @@ def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone |
     removed: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
     client.subscribe_topic("all", lambda event: removed.put(event[1])
                            if event[1].get("action") == "remove-worker" else None)
-    futures = {client.submit(t.fn, *t.args, key=prefix + t.key, pure=False, retries=RETRIES,
-                             priority=-n): t.key for n, t in enumerate(tasks)}
+    futures = {client.submit(_located, t.fn, *t.args, key=prefix + t.key, pure=False,
+                             retries=RETRIES, priority=-n): t.key for n, t in enumerate(tasks)}
+    ran_on: dict[str, str] = {}  # key -> address of the worker that ran it
     pending = set(futures)
     results: dict[str, Any] = {}
     failed: dict[str, str] = {}
@@ -258,8 +274,10 @@ def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone |
         for t in keys.add(follow(key, value)):
             ahead += 1
             by_key[t.key] = t
-            fut = client.submit(t.fn, *t.args, key=prefix + t.key, pure=False, retries=RETRIES,
-                                priority=(1 << 30) - ahead)
+            where = [ran_on[t.near]] if t.near in ran_on else None
+            fut = client.submit(_located, t.fn, *t.args, key=prefix + t.key, pure=False,
+                                retries=RETRIES, priority=(1 << 30) - ahead, workers=where,
+                                allow_other_workers=where is not None)
             futures[fut] = t.key
             pending.add(fut)
             finished.add(fut)
@@ -276,7 +294,7 @@ def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone |
                 pending.discard(fut)
                 key = futures.pop(fut)
                 if fut.status == "finished":
-                    results[key] = fut.result()
+                    ran_on[key], results[key] = fut.result()
                     submit_more(key, results[key])
                     if on_done is not None:
                         on_done(key, results[key], len(results) + len(failed), total)
@@ -295,6 +313,15 @@ def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone |
         client.unsubscribe_topic("all")
     return EngineRun(results, failed, interrupted, tuple(notices), time.perf_counter() - start,
                      engine.describe())
+
+
+def _located(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:
+    """``fn(*args)`` on a Dask worker, and the worker's address (where a follow-up task with
+    this task's key as its ``near`` is sent)."""
+    from distributed import get_worker
+
+    value = fn(*args)
+    return get_worker().address, value
 
 
 def _worker_left(event: dict[str, Any], prefix: str, by_key: dict[str, Task],
