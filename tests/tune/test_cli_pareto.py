@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from odyssey.cli import main
 from odyssey.errors import StudyError
 from odyssey.model.design_model import DesignModel
 from odyssey.studies.pareto_report import figure_png, front_csv, front_title, load_front, plot_front
+from odyssey.tune.pareto import adrs
 
 ROOT = Path(__file__).resolve().parents[2]
 MM = str(ROOT / "kernels" / "mm.c")
@@ -116,3 +118,39 @@ def test_ctrl_c_still_writes_the_front(tmp_path: Path, monkeypatch: pytest.Monke
     doc = json.loads((tmp_path / "front.json").read_text())
     assert doc["status"] == "interrupted" and doc["front_size"] > 0
     assert "interrupted" in capsys.readouterr().err
+
+
+def test_convergence_script_compares_runs_with_their_union(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`scripts/pareto_convergence.py` (the convergence table of docs/results/pareto): with an
+    exact run among the runs, the union is the exact front, the exact run covers all of it
+    at ADRS 0, and a short NSGA-II run's row gives its ADRS, its count of covered points
+    (the exact points at distance 0) and its hypervolumes at 10x and 2x the fastest latency."""
+    spec = importlib.util.spec_from_file_location("pareto_convergence",
+                                                  ROOT / "scripts" / "pareto_convergence.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    base = ["pareto", MM, *SMALL, "--design", "all", "--objectives", "latency,dsp,bram18k"]
+    assert main([*base, "--method", "exact", "--out", str(tmp_path / "exact")]) == 0
+    assert main([*base, "--method", "nsga2", "--samples", "300", "--seed", "0",
+                 "--out", str(tmp_path / "short")]) == 0
+    capsys.readouterr()
+    exact = load_front(json.loads((tmp_path / "exact" / "front.json").read_text()))
+    stored = tmp_path / "exact" / "front.json"  # as committed: the points only in front.csv
+    stored.write_text(json.dumps({k: v for k, v in json.loads(stored.read_text()).items()
+                                  if k != "points"}))
+    assert script.main([str(tmp_path / "exact"), str(tmp_path / "short")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    short = load_front(json.loads((tmp_path / "short" / "front.json").read_text()))
+    g, w = exact.matrix(), short.matrix()
+    n = len(g)
+    fastest = min(p.latency_cycles for p in exact.points)
+    assert lines[0].startswith(f"union: {n} points; fastest {fastest:,.0f} cycles")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[3:]]
+    assert rows[0][3:6] == [f"{n:,}", f"{n:,} / {n:,}", "0.0e+00"]
+    covered = sum(adrs(g[k:k + 1], w) == 0.0 for k in range(n))
+    assert covered < n  # 300 evaluations do not find the whole front
+    hv = [short.hypervolume_at((f * fastest, *short.reference[1:])) for f in (10, 2)]
+    assert rows[1][3:] == [f"{len(w):,}", f"{covered:,} / {n:,}", f"{adrs(g, w):.1e}",
+                           *(f"{h:.6f}" for h in hv)]
