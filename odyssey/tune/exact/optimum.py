@@ -56,7 +56,7 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.expr import compile_vectorized
 from odyssey.model.design_model import RESOURCES, DesignModel
-from odyssey.tune.exact.optimum_bounds import IntervalProgram
+from odyssey.tune.exact.optimum_bounds import ChildRange, IntervalProgram
 from odyssey.tune.exact.optimum_budget import monomial_budgets
 from odyssey.tune.exact.optimum_rewrite import Coordinates
 
@@ -203,6 +203,11 @@ class _Space:
     def names(self) -> tuple[str, ...]:
         return self.coords.params
 
+    def children(self) -> list[ChildRange]:
+        """The ratio coordinates ``q = T_p/T_c``, with the range of their child ``T_c``."""
+        return [ChildRange(d, self.coords.parent[d], int(self.param_lower[d]), int(self.param_upper[d]))
+                for d, is_ratio in enumerate(self.coords.ratio) if is_ratio]
+
     def divisor_table(self, p: int) -> np.ndarray | None:
         """Row ``v`` lists the divisors of ``v`` (zero-padded), for ``v`` up to ``p``'s upper
         bound; None when that bound is too large for a table."""
@@ -264,6 +269,10 @@ def _tighten(b: _Boxes, space: _Space) -> tuple[_Boxes, np.ndarray]:
 
 
 _BEAM = 64  # boxes followed by a dive
+#: strong branching: after ``_WARMUP`` splits, only the ``_TRIALS`` coordinates that gave the
+#: best split most often so far (among those a box can split) are tried
+_TRIALS = 5
+_WARMUP = 2000
 _WINDOW = 6  # polish: values either side of the incumbent's in a pair sweep
 _POLISH_PASSES = 8
 _ELITE = 24  # polish: starts
@@ -492,6 +501,7 @@ class BranchAndBound:
         self.elite_lat = np.zeros(0)
         self.polished: set[tuple[int, ...]] = set()
         self.bound_evaluations = 0
+        self.wins = np.zeros(len(model.params), dtype=np.int64)
         self.model = model
         self.space = _Space.of(model)
         names = list(self.space.names)
@@ -499,7 +509,8 @@ class BranchAndBound:
         coords = self.space.coords
         rewritten, integral = coords.rewrite(exprs)
         self.budgets = monomial_budgets(rewritten, coords.dims, {r: model.budget[r] for r in RESOURCES})
-        self.bounds = IntervalProgram(rewritten, coords.dims, integral=integral, caps=self.budgets)
+        self.bounds = IntervalProgram(rewritten, coords.dims, integral=integral, caps=self.budgets,
+                                      children=self.space.children())
         self.bounds.compute_breakpoints(self.space.lower.tolist(), self.space.upper.tolist())
         self.exact: Callable[[Mapping[str, Any]], dict[str, np.ndarray]] = compile_vectorized(exprs, names)
         self.budget = np.array([model.budget[r] for r in RESOURCES], dtype=np.float64)
@@ -698,14 +709,28 @@ class BranchAndBound:
 
     def _strong_split(self, boxes: _Boxes) -> _Assessed:
         """Split each box in two along the parameter whose halves have the highest bounds
-        (*strong branching*): every parameter with two values or more is tried, and the
+        (*strong branching*): every parameter with two values or more is tried (after the
+        first ``_WARMUP`` splits, the ``_TRIALS`` that won most often so far), and the
         split whose weaker half has the larger latency bound wins, a half pruned by any rule
-        counting as infinite (ties: the stronger half)."""
+        counting as infinite (ties: the stronger half).
+
+        Every other trial that pruned one half and kept the other also cuts the box: the
+        pruned half holds no legal tiling within the budget faster than the incumbent, so
+        the two children are taken within the box less every pruned half (a box again: on
+        each parameter, the kept half), and bounded again when that removed anything."""
         n, dims = len(boxes), len(self.space.names)
         counts = boxes.counts
+        if self.wins.sum() >= _WARMUP and dims > _TRIALS:  # the coordinates that won most often
+            rank = np.argsort(-self.wins, kind="stable")
+            avail = counts[:, rank] > 1
+            take = np.cumsum(avail, axis=1) <= _TRIALS
+            mask = np.zeros_like(avail)
+            mask[:, rank] = avail & take
+            counts = np.where(mask, counts, 1)
         cands = []
         left_at = np.zeros((dims, n), dtype=np.int64)  # where each trial's halves are in cands
         right_at = np.zeros((dims, n), dtype=np.int64)
+        left_hi = np.zeros((dims, n), dtype=np.int64)  # the last value of each trial's left half
         start = 0
         for d in range(dims):
             rows = np.nonzero(counts[:, d] > 1)[0]
@@ -713,16 +738,39 @@ class BranchAndBound:
             cands += [left, right]
             left_at[d, rows] = start + np.arange(len(rows))
             right_at[d, rows] = start + len(rows) + np.arange(len(rows))
+            left_hi[d, rows] = left.hi[:, d]
             start += 2 * len(rows)
         a = self.assess(_Boxes.concat(cands, dims))
         dead = a.empty | a.over | (a.lb >= self.best_lat)
         eff = np.where(dead, np.inf, a.lb)
         weak = np.minimum(eff[left_at], eff[right_at])
         strong = np.maximum(eff[left_at], eff[right_at])
-        score = np.where(counts.T > 1, weak + 1e-6 * np.minimum(strong, 1e30), -np.inf)
+        tried = counts.T > 1
+        score = np.where(tried, weak + 1e-6 * np.minimum(strong, 1e30), -np.inf)
         best = np.argmax(score, axis=0)
+        self.wins += np.bincount(best, minlength=dims)
         rows = np.arange(n)
-        return a.take(np.concatenate([left_at[best, rows], right_at[best, rows]]))
+        chosen = a.take(np.concatenate([left_at[best, rows], right_at[best, rows]]))
+        # the box less the pruned halves of the other trials
+        drop_left = (tried & dead[left_at] & ~dead[right_at]).T  # (n, dims)
+        drop_right = (tried & dead[right_at] & ~dead[left_at]).T
+        drop_left[rows, best] = drop_right[rows, best] = False
+        cut = (drop_left | drop_right).any(axis=1)
+        if not cut.any():
+            return chosen
+        lo = np.where(drop_left, left_hi.T + boxes.mod, boxes.lo)
+        hi = np.where(drop_right, left_hi.T, boxes.hi)
+        both = np.concatenate([cut, cut])
+        kids = chosen.boxes.take(both)
+        keep_lo, keep_hi = np.concatenate([lo, lo])[both], np.concatenate([hi, hi])[both]
+        k_lo = _up(kids.lo, kids.mod, np.maximum(kids.lo, keep_lo))
+        k_hi = _down(k_lo, kids.mod, np.minimum(kids.hi, keep_hi))
+        # the children's bounds hold on their parts within the cut box: no new bounds here,
+        # the smaller boxes are bounded when they are split in turn
+        shrunk, ok = _tighten(_Boxes(k_lo, k_hi, kids.mod), self.space)
+        old = chosen.take(np.nonzero(both)[0])
+        redone = _Assessed(shrunk, old.empty | ~ok, old.over & ok, np.where(ok, old.lb, np.inf), old.undecided)
+        return _Assessed.concat([chosen.take(np.nonzero(~both)[0]), redone])
 
     # driver --------------------------------------------------------------------
 

@@ -104,6 +104,18 @@ class _Instr:
 
 
 @dataclass(frozen=True, slots=True)
+class ChildRange:
+    """A ratio coordinate ``q = T_p/T_c`` (dimension ``ratio``, its parent ``T_p`` dimension
+    ``parent``): at legal points ``T_p * q**-1`` is the child ``T_c``, an integer in
+    ``[lower, upper]``."""
+
+    ratio: int
+    parent: int
+    lower: int
+    upper: int
+
+
+@dataclass(frozen=True, slots=True)
 class ModSite:
     """An equality whose outcome depends on residues ``y mod k``: refining the congruence
     of ``dims`` up to a multiple of ``modulus`` decides it."""
@@ -158,12 +170,14 @@ class IntervalProgram:
 
     def __init__(self, exprs: Mapping[str, Expr], params: Sequence[str], *,
                  integral: Callable[[Expr], bool] = is_integer_valued,
-                 caps: Sequence[MonomialBudget] = ()) -> None:
+                 caps: Sequence[MonomialBudget] = (), children: Sequence[ChildRange] = ()) -> None:
         self.params = tuple(params)
+        self._children = tuple(children)
         self._integral = integral
         self._index = {p: i for i, p in enumerate(self.params)}
         self._caps = tuple(c for c in caps if all(k > 0 for _, k in c.powers))
         self._cap_slots: dict[int, int] = {}
+        self._child_slots: dict[Expr, int] = {}
         self._instrs: list[_Instr] = []
         self._memo: dict[Expr, int] = {}
         self._break_sources: dict[int, set[tuple[str, int]]] = {}
@@ -253,10 +267,12 @@ class IntervalProgram:
             slot = self._push(_Instr("pow", (self._emit(e.base),), integer=integer, k=e.exp))
         elif isinstance(e, Mul):
             slot = self._push(_Instr("mul", self._mul_args(e), integer=integer))
-            other = self._mul_args(e, words_first=True)
-            if other != self._instrs[slot].args:  # two groupings, both sound: their meet
-                alt = self._push(_Instr("mul", other, integer=integer))
-                slot = self._push(_Instr("meet", (slot, alt), integer=integer))
+            groupings = {self._instrs[slot].args}
+            for other in (self._mul_args(e, words_first=True), self._mul_args(e, children_first=True)):
+                if other not in groupings:  # other groupings, all sound: their meet
+                    groupings.add(other)
+                    alt = self._push(_Instr("mul", other, integer=integer))
+                    slot = self._push(_Instr("meet", (slot, alt), integer=integer))
         else:
             kind = _KINDS.get(type(e))
             if kind is None:
@@ -268,17 +284,29 @@ class IntervalProgram:
         self._memo[e] = slot
         return slot
 
-    def _mul_args(self, e: Mul, words_first: bool = False) -> tuple[int, ...]:
+    def _mul_args(self, e: Mul, words_first: bool = False, children_first: bool = False) -> tuple[int, ...]:
         """A product's factors, where ``ceil(N/T) * T`` (or ``floor(N/T) * T``) is one
         *padded* factor bounded as a whole (``N <= ceil(N/T)*T <= N + T - 1``): the padded
         extent of a tiled loop, which factor-wise intervals would bound by ``lo * 1``; and
         ``y * lanes(y)**-1`` one *words* factor (see :func:`_words`). When a factor could go
-        to either (``ceil(N/T) * T / lanes(T)``), ``words_first`` says which takes it."""
+        to either (``ceil(N/T) * T / lanes(T)``), ``words_first`` says which takes it. With
+        ``children_first``, every ``T_p * q**-1`` (``q`` the ratio ``T_p/T_c``) is first one
+        *child* factor, ``T_c`` within its range: factor-wise, ``T_h1 * (T_h1/T_h2)**-1``
+        would be bounded by ``lo(T_h1)/hi(T_h1/T_h2)``, far below 1."""
         powers: dict[Expr, int] = {}
         for f in e.factors:
             base, k = (f.base, f.exp) if isinstance(f, Pow) else (f, 1)
             powers[base] = powers.get(base, 0) + k
         args: list[int] = []
+        if children_first:
+            for c, ch in enumerate(self._children):
+                q, tp = Sym(self.params[ch.ratio]), Sym(self.params[ch.parent])
+                k = min(-powers.get(q, 0), powers.get(tp, 0))
+                if k >= 1:
+                    powers[q] += k
+                    powers[tp] -= k
+                    child = self._child(c)
+                    args.append(child if k == 1 else self._push(_Instr("pow", (child,), integer=True, k=k)))
         if words_first:
             self._words_args(e, powers, args)
         for f in e.factors:
@@ -325,6 +353,15 @@ class IntervalProgram:
             powers[f.base] += 1
             args.append(self._push(_Instr("words", (self._emit(y), self._emit(f.base)), integer=True,
                                           cands=cands)))
+
+    def _child(self, c: int) -> int:
+        """The instruction of child ``c``'s value ``T_p * q**-1`` (see :class:`ChildRange`)."""
+        ch = self._children[c]
+        key = Mul((Sym(self.params[ch.parent]), Pow(Sym(self.params[ch.ratio]), -1)))
+        if key not in self._child_slots:
+            args = (self._emit(Sym(self.params[ch.parent])), self._emit(Sym(self.params[ch.ratio])))
+            self._child_slots[key] = self._push(_Instr("child", args, integer=True, k=c))
+        return self._child_slots[key]
 
     def _capped(self, c: int) -> int:
         """The instruction of cap ``c``'s monomial, bounded by the cap."""
@@ -490,6 +527,12 @@ class IntervalProgram:
             y = ins.args[0]
             cong = self._cong(y, ctx) if self._instrs[y].integer else (np.int64(1), np.int64(0))
             return _words(args[0], args[1], ins.cands, cong)
+        if kind == "child":  # T_p / q, the child T_c of its parent: an integer in its range
+            (pl, ph), (ql, qh) = args
+            ch = self._children[ins.k]
+            rl = np.maximum(np.ceil(pl / np.maximum(qh, 1) * (1 - 1e-12)), max(ch.lower, 1))
+            rh = np.minimum(np.floor(ph / np.maximum(ql, 1) * (1 + 1e-12)), ch.upper)
+            return rl, np.maximum(rh, rl)
         if kind == "capped":  # a product of coordinates (>= 1), at most the cap where it matters
             rl, rh = args[0]
             for al, ah in args[1:]:

@@ -148,7 +148,7 @@ class _Rewriter:
                     terms.extend(_build(_mono_times((coef, {}), _mono(u))) for u in inner.terms)
                 else:
                     terms.append(t)
-            return add(*terms)
+            return add(*_merge_selections(terms))
         if isinstance(e, FloorDiv | CeilDiv):
             num, den = rec(e.num), rec(e.den)
             q = _mono_mul(_mono(num), _mono_inv(_mono(den)))
@@ -195,7 +195,7 @@ class _Rewriter:
                                and tiles[1].name in _symbols_outside(g, f)), None)
                 if target is not None:
                     factors = [g for g in factors if g is not f and g is not target]
-                    factors.append(self._push(target, f))
+                    factors.append(self._push(target, f, pair=tiles[1]))
                     pushed_any = True
                     break
                 rounded = next((g for g in factors if isinstance(g, Ceil)
@@ -227,22 +227,26 @@ class _Rewriter:
         rest = [g for g in factors if g is not rounded and all(g is not m for m in movers)]
         return [*rest, emax(kept, inner)]
 
-    def _push(self, g: Expr, f: Expr, cancel: Expr | None = None) -> Expr:
+    def _push(self, g: Expr, f: Expr, cancel: Expr | None = None, pair: Sym | None = None) -> Expr:
         """``f * g`` with ``f`` moved inside ``g``; with ``cancel``, only into the terms of a
         sum that hold ``cancel**-1``: the others stay one sum (``q*(P - 1)``, not the
-        dependent ``q*P - q``)."""
+        dependent ``q*P - q``); with ``pair`` (``f`` a tile count ``ceil(N/T)``, ``pair``
+        its ``T``), only into the terms that hold ``T``: ``ceil(N/T)*(T + Q - 1)`` becomes
+        ``ceil(N/T)*T + ceil(N/T)*(Q - 1)``, not ``... - ceil(N/T)``, whose difference
+        interval arithmetic bounds apart."""
         if isinstance(g, Add):
-            if cancel is not None:
-                hit = [t for t in g.terms if cancel in _inverse_atoms(t)]
-                rest = [t for t in g.terms if cancel not in _inverse_atoms(t)]
+            if cancel is not None or pair is not None:
+                hit = [t for t in g.terms if (cancel is not None and cancel in _inverse_atoms(t))
+                       or (pair is not None and pair.name in _symbols_outside(t, f))]
+                rest = [t for t in g.terms if all(t is not h for h in hit)]
                 if rest and hit:
                     kept = _build(_mono_times(_mono(f), (Fraction(1), {add(*rest): 1})))
-                    return add(*(self._push(t, f, cancel) for t in hit), kept)
-            return add(*(self._push(t, f, cancel) for t in g.terms))
+                    return add(*(self._push(t, f, cancel, pair) for t in hit), kept)
+            return add(*(self._push(t, f, cancel, pair) for t in g.terms))
         if isinstance(g, Where):
-            return where(g.cond, self._push(g.a, f, cancel), self._push(g.b, f, cancel))
+            return where(g.cond, self._push(g.a, f, cancel, pair), self._push(g.b, f, cancel, pair))
         if isinstance(g, Max | Min):
-            return (emax if isinstance(g, Max) else emin)(*(self._push(a, f, cancel) for a in g.args))
+            return (emax if isinstance(g, Max) else emin)(*(self._push(a, f, cancel, pair) for a in g.args))
         return self.distribute(_build(_mono_times(_mono(g), _mono(f))))
 
     def integral(self, e: Expr) -> bool:
@@ -353,6 +357,46 @@ def _symbols_outside(e: Expr, atom: Expr) -> frozenset[str]:
     for c in e.children():
         out |= _symbols_outside(c, atom)
     return out
+
+
+def _merge_selections(terms: list[Expr]) -> list[Expr]:
+    """The terms of a sum with every group of constant multiples of selections on one
+    condition, ``k1*where(c, a1, b1) + k2*where(c, a2, b2)``, as one selection
+    ``where(c, k1*a1 + k2*a2, k1*b1 + k2*b2)`` (exact at every point), so that terms equal
+    in both branches cancel: a model's ``where(c, X + Y, 0) - where(c, X, 0)`` is
+    ``where(c, Y, 0)``, where interval arithmetic on the difference would bound ``X - X``
+    by ``X``'s width."""
+    groups: dict[Expr, list[tuple[Fraction, Where]]] = {}
+    for t in terms:
+        coef, powers = _mono(t)
+        if len(powers) == 1:
+            (base, k), = powers.items()
+            if k == 1 and isinstance(base, Where):
+                groups.setdefault(base.cond, []).append((coef, base))
+    merged: dict[Expr, Expr] = {}
+    for cond, members in groups.items():
+        if len(members) > 1:
+            a = add(*(u for c, w in members for u in _scaled_terms(c, w.a)))
+            b = add(*(u for c, w in members for u in _scaled_terms(c, w.b)))
+            merged[cond] = where(cond, a, b)
+    if not merged:
+        return terms
+    done = set(merged)
+    out: list[Expr] = []
+    for t in terms:
+        _, powers = _mono(t)
+        atom = next(iter(powers)) if len(powers) == 1 else None
+        if isinstance(atom, Where) and powers[atom] == 1 and atom.cond in done:
+            if atom.cond in merged:  # the group's first term stands for the group
+                out.append(merged.pop(atom.cond))
+            continue
+        out.append(t)
+    return out
+
+
+def _scaled_terms(c: Fraction, e: Expr) -> list[Expr]:
+    """The terms of ``c * e`` (``e``'s terms scaled when it is a sum)."""
+    return [_build(_mono_times((c, {}), _mono(u))) for u in (e.terms if isinstance(e, Add) else (e,))]
 
 
 def _negate(e: Expr) -> Expr:
