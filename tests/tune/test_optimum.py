@@ -299,7 +299,7 @@ def test_model_bounds_contain_every_legal_tiling(case: tuple[str, str], data: st
     """The rewritten model (ratio coordinates, simplifications valid at legal points) bounds
     every legal tiling of a box; with the DSP budget as a cap on ``#PE * SIMD``, every legal
     tiling of the box within the budget."""
-    from odyssey.tune.exact.optimum import _Boxes, _enumerate, _Space, _tighten
+    from odyssey.tune.exact.optimum_boxes import _Boxes, _enumerate, _Space, _tighten
 
     kernel, design = case
     model = _mm(24, 20, 16, design) if kernel == MM else _model(CNN, _SMALL_CNN, design)
@@ -332,7 +332,7 @@ def test_model_bounds_contain_every_legal_tiling(case: tuple[str, str], data: st
 def test_model_bounds_of_a_batch_equal_the_interpreter_box_by_box(case: tuple[str, str], data: st.DataObject) -> None:
     """Differential, on the rewritten MM and CNN models with the DSP cap: a batch of random
     boxes through the compiled tape, against the interpreter on each box alone."""
-    from odyssey.tune.exact.optimum import _Space
+    from odyssey.tune.exact.optimum_boxes import _Space
 
     kernel, design = case
     model = _mm(24, 20, 16, design) if kernel == MM else _model(CNN, _SMALL_CNN, design)
@@ -353,7 +353,7 @@ def test_model_bounds_of_a_batch_equal_the_interpreter_box_by_box(case: tuple[st
 def test_the_budget_cut_removes_only_tilings_over_the_budget(case: tuple[str, str], data: st.DataObject) -> None:
     """Cutting a box to the DSP budget (a coordinate at most what the budget leaves at the
     others' smallest values) keeps every legal tiling within it."""
-    from odyssey.tune.exact.optimum import _Boxes, _enumerate, _Space
+    from odyssey.tune.exact.optimum_boxes import _Boxes, _enumerate, _Space
 
     kernel, design = case
     model = _mm(24, 20, 16, design) if kernel == MM else _model(CNN, _SMALL_CNN, design)
@@ -377,7 +377,7 @@ def test_the_budget_cut_removes_only_tilings_over_the_budget(case: tuple[str, st
 def test_the_budget_cut_keeps_a_single_tiling_exactly_when_it_fits(design: str) -> None:
     """On one-point boxes (every legal tiling of MM 24x20x16) the cut is exact: the box is
     left non-empty exactly when the tiling's DSP is within the budget."""
-    from odyssey.tune.exact.optimum import _Space
+    from odyssey.tune.exact.optimum_boxes import _Space
 
     model = _mm(24, 20, 16, design)
     space = _Space.of(model)
@@ -449,7 +449,7 @@ def test_every_tile_count_of_a_product_is_paired() -> None:
 def test_tightening_keeps_exactly_the_legal_tilings(design: str, data: st.DataObject) -> None:
     """Small boxes (where the divisor rules apply): tightening keeps every legal tiling and
     says a box is empty only when it holds none."""
-    from odyssey.tune.exact.optimum import _Boxes, _enumerate, _Space, _tighten
+    from odyssey.tune.exact.optimum_boxes import _Boxes, _enumerate, _Space, _tighten
 
     space = _Space.of(_mm(24, 20, 16, design))
     lo, hi, mod = [], [], []

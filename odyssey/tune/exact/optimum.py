@@ -11,7 +11,8 @@ Method.
 * Coordinates (:mod:`.optimum_rewrite`): a box ranges over the tile sizes, the ratios
   ``T_p/T_c`` that set the PE counts, and the SIMD factors; the model is rewritten with
   identities that hold at legal tilings so each quantity appears once where possible.
-* Boxes: every coordinate takes an arithmetic progression ``lo, lo+m, ..., hi``. A box is
+* Boxes (:mod:`.optimum_boxes`): every coordinate takes an arithmetic progression
+  ``lo, lo+m, ..., hi``. A box is
   first *tightened* with the divisibility constraints (a child is at most its parent; a
   fixed child ``v`` makes its parent a multiple of ``v``; a parent with at most four
   values makes its child one of their divisors), which also detects boxes with no legal
@@ -23,9 +24,11 @@ Method.
 * Branching, best first by latency bound: a box where an equality on a residue (the
   packing lanes, ``T mod 16 == 0``) is undecided is split into residue classes
   (``T = r (mod m)`` into classes mod ``2m``); any other box in two along the
-  coordinate whose halves have the best bounds (all are tried: *strong branching*), cut
-  at the tile-count boundary (where some ``ceil(N/T)`` changes) nearest to the
-  geometric mean of the range, or at that mean.
+  coordinate whose halves have the best bounds (*strong branching*: all are tried, after
+  the first 2,000 splits the 5 that gave the best split most often), cut at the
+  tile-count boundary (where some ``ceil(N/T)`` changes) nearest to the geometric mean
+  of the range, or at that mean. A trial that prunes one of its halves also cuts the
+  box: the children keep only their part outside every pruned half.
 * A child is dropped when it holds no legal tiling, when a resource's lower bound
   exceeds the budget (or the cut leaves none of its legal tilings), or when its latency
   bound is at least the incumbent's latency;
@@ -42,7 +45,6 @@ every tiling within the budget).
 
 from __future__ import annotations
 
-import functools
 import heapq
 import itertools
 import math
@@ -56,9 +58,20 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.expr import compile_vectorized
 from odyssey.model.design_model import RESOURCES, DesignModel
-from odyssey.tune.exact.optimum_bounds import ChildRange, IntervalProgram
+from odyssey.tune.exact.optimum_bounds import IntervalProgram
+from odyssey.tune.exact.optimum_boxes import (
+    _Boxes,
+    _divisor_table,
+    _down,
+    _enumerate,
+    _random_points,
+    _Space,
+    _split_congruence,
+    _split_range,
+    _tighten,
+    _up,
+)
 from odyssey.tune.exact.optimum_budget import monomial_budgets
-from odyssey.tune.exact.optimum_rewrite import Coordinates
 
 Status = Literal["optimal", "time_limit", "infeasible"]
 _OBJECTIVES = ("latency", *RESOURCES)
@@ -129,145 +142,6 @@ def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-# ---------------------------------------------------------------------- boxes
-
-
-@dataclass(frozen=True, slots=True)
-class _Boxes:
-    """``n`` boxes over ``D`` parameters: parameter ``d`` of box ``b`` takes the values
-    ``lo[b, d], lo[b, d] + mod[b, d], ..., hi[b, d]``."""
-
-    lo: np.ndarray
-    hi: np.ndarray
-    mod: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.lo.shape[0])
-
-    def take(self, idx: np.ndarray) -> _Boxes:
-        return _Boxes(self.lo[idx], self.hi[idx], self.mod[idx])
-
-    @property
-    def counts(self) -> np.ndarray:
-        return (self.hi - self.lo) // self.mod + 1
-
-    @property
-    def sizes(self) -> np.ndarray:
-        """Points per box (float: products of many counts may exceed int64)."""
-        return np.prod(self.counts.astype(np.float64), axis=1)
-
-    @staticmethod
-    def concat(parts: Sequence[_Boxes], dims: int) -> _Boxes:
-        if not parts:
-            z = np.zeros((0, dims), dtype=np.int64)
-            return _Boxes(z, z, z)
-        return _Boxes(np.concatenate([p.lo for p in parts]), np.concatenate([p.hi for p in parts]),
-                      np.concatenate([p.mod for p in parts]))
-
-
-@dataclass(frozen=True)
-class _Space:
-    """The search space in box coordinates (:class:`Coordinates`): ranges, and the pairs
-    ``(c, p)`` where coordinate ``c`` divides parameter ``p`` at legal points."""
-
-    coords: Coordinates
-    lower: np.ndarray
-    upper: np.ndarray
-    pairs: tuple[tuple[int, int], ...]
-    param_lower: np.ndarray  # the parameters' own ranges
-    param_upper: np.ndarray
-
-    @staticmethod
-    def of(model: DesignModel) -> _Space:
-        index = {n: i for i, n in enumerate(model.param_names)}
-        for p in model.params:
-            if p.divides is not None and p.divides not in index:
-                raise TunerError(f"design {model.design_id}: parameter {p.name} divides "
-                                 f"{p.divides}, which is not a tuning parameter")
-            if p.lower > p.upper or p.lower < 1:
-                raise TunerError(f"design {model.design_id}: parameter {p.name} has the range "
-                                 f"[{p.lower}, {p.upper}]; the search needs 1 <= lower <= upper")
-        coords = Coordinates.choose(model.params, [model.exprs["dsp"]])
-        lower = np.array([p.lower for p in model.params], dtype=np.int64)
-        upper = np.array([p.upper for p in model.params], dtype=np.int64)
-        c_lo, c_hi = lower.copy(), upper.copy()
-        for d, is_ratio in enumerate(coords.ratio):
-            if is_ratio:
-                par = coords.parent[d]
-                lower[d] = max(1, -(-int(c_lo[par]) // int(c_hi[d])))
-                upper[d] = max(1, int(upper[par]) // int(c_lo[d]))
-        pairs = tuple((d, p) for d, p in enumerate(coords.parent) if p >= 0)
-        return _Space(coords, lower, upper, pairs, c_lo, c_hi)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.coords.params
-
-    def children(self) -> list[ChildRange]:
-        """The ratio coordinates ``q = T_p/T_c``, with the range of their child ``T_c``."""
-        return [ChildRange(d, self.coords.parent[d], int(self.param_lower[d]), int(self.param_upper[d]))
-                for d, is_ratio in enumerate(self.coords.ratio) if is_ratio]
-
-    def divisor_table(self, p: int) -> np.ndarray | None:
-        """Row ``v`` lists the divisors of ``v`` (zero-padded), for ``v`` up to ``p``'s upper
-        bound; None when that bound is too large for a table."""
-        top = int(self.upper[p])
-        if top > _TABLE_LIMIT:
-            return None
-        return _divisor_matrix(top)
-
-    def legal_params(self, pts: np.ndarray) -> np.ndarray:
-        """Which parameter rows are legal tilings."""
-        ok = ((pts >= self.param_lower) & (pts <= self.param_upper)).all(axis=1)
-        for c, p in self.pairs:
-            ok &= (pts[:, c] > 0) & (np.remainder(pts[:, p], np.maximum(pts[:, c], 1)) == 0)
-        return np.asarray(ok)
-
-    def legal(self, pts: np.ndarray) -> np.ndarray:
-        """Which coordinate rows are legal tilings."""
-        ok = ((pts >= self.lower) & (pts <= self.upper)).all(axis=1)
-        for c, p in self.pairs:
-            ok &= (pts[:, c] > 0) & (np.remainder(pts[:, p], np.maximum(pts[:, c], 1)) == 0)
-            if self.coords.ratio[c]:
-                t = pts[:, p] // np.maximum(pts[:, c], 1)
-                ok &= (t >= self.param_lower[c]) & (t <= self.param_upper[c])
-        return np.asarray(ok)
-
-
-def _tighten(b: _Boxes, space: _Space) -> tuple[_Boxes, np.ndarray]:
-    """Drop illegal points the divisibility constraints exclude; also says which boxes
-    still hold a point. Only points with some child not dividing its parent are removed."""
-    lo, hi, m = b.lo.copy(), b.hi.copy(), b.mod.copy()
-    ok = np.ones(len(b), dtype=bool)
-    for c, p in space.pairs:
-        # a positive divisor is at most its multiple
-        hi[:, c] = _down(lo[:, c], m[:, c], np.minimum(hi[:, c], hi[:, p]))
-        lo[:, p] = _up(lo[:, p], m[:, p], lo[:, c])
-        if space.coords.ratio[c]:  # T_c = T_p / q within its own range
-            lc, uc = space.param_lower[c], space.param_upper[c]
-            lo[:, c] = _up(lo[:, c], m[:, c], -np.floor_divide(-lo[:, p], uc))
-            hi[:, c] = _down(lo[:, c], m[:, c], np.minimum(hi[:, c], hi[:, p] // lc))
-            lo[:, p] = _up(lo[:, p], m[:, p], lo[:, c] * lc)
-            hi[:, p] = _down(lo[:, p], m[:, p], np.minimum(hi[:, p], hi[:, c] * uc))
-        ok &= (lo[:, c] <= hi[:, c]) & (lo[:, p] <= hi[:, p])
-        _few_parents(lo, hi, m, ok, space, c, p)
-        # every common divisor g of the child's values divides the parent
-        single_c = lo[:, c] == hi[:, c]
-        g = np.where(single_c, lo[:, c], np.gcd(m[:, c], np.mod(lo[:, c], m[:, c])))
-        mp = np.where(lo[:, p] == hi[:, p], 0, m[:, p])
-        ok &= np.mod(lo[:, p], np.maximum(np.gcd(mp, g), 1)) == 0
-        # a fixed child v: the parent takes multiples of v only
-        v = np.maximum(lo[:, c], 1)
-        fix = single_c & ok & (np.mod(v, m[:, p]) == 0) & (m[:, p] != v)
-        if fix.any():
-            first = -np.floor_divide(-lo[fix, p], v[fix]) * v[fix]
-            last = np.floor_divide(hi[fix, p], v[fix]) * v[fix]
-            lo[fix, p], hi[fix, p], m[fix, p] = first, last, v[fix]
-            ok[fix] &= first <= last
-    ok &= (lo <= hi).all(axis=1)
-    return _Boxes(lo, hi, m), ok
-
-
 _BEAM = 64  # boxes followed by a dive
 #: strong branching: after ``_WARMUP`` splits, only the ``_TRIALS`` coordinates that gave the
 #: best split most often so far (among those a box can split) are tried
@@ -276,174 +150,6 @@ _WARMUP = 2000
 _WINDOW = 6  # polish: values either side of the incumbent's in a pair sweep
 _POLISH_PASSES = 8
 _ELITE = 24  # polish: starts
-_FEW = 4  # a parent with at most this many values: its children are its divisors
-
-
-def _few_parents(lo: np.ndarray, hi: np.ndarray, m: np.ndarray, ok: np.ndarray, space: _Space,
-                 c: int, p: int) -> None:
-    """In place: where parameter ``p`` takes at most ``_FEW`` values, shrink ``c`` to the
-    divisors of those values (and ``p`` to the values that have one), or mark the box empty."""
-    table = space.divisor_table(p)
-    if table is None:
-        return
-    count = (hi[:, p] - lo[:, p]) // m[:, p] + 1
-    idx = np.nonzero(ok & (count <= _FEW))[0]
-    if len(idx) == 0:
-        return
-    lc, hc, mc = lo[idx, c, None], hi[idx, c, None], m[idx, c, None]
-    big = np.iinfo(np.int64).max
-    c_lo, c_hi = np.full(len(idx), big), np.full(len(idx), -1)
-    p_lo, p_hi = np.full(len(idx), big), np.full(len(idx), -1)
-    steps = bool((mc != 1).any())
-    for j in range(_FEW):
-        rows = np.nonzero(count[idx] > j)[0]  # the boxes whose parent has a (j+1)-th value
-        if len(rows) == 0:
-            break
-        par = lo[idx[rows], p] + j * m[idx[rows], p]
-        d = table[par]
-        good = (d >= lc[rows]) & (d <= hc[rows])
-        if steps:
-            good &= np.remainder(d - lc[rows], mc[rows]) == 0
-        if space.coords.ratio[c]:
-            t = par[:, None] // np.maximum(d, 1)
-            good &= (t >= space.param_lower[c]) & (t <= space.param_upper[c])
-        c_lo[rows] = np.minimum(c_lo[rows], np.where(good, d, big).min(axis=1))
-        c_hi[rows] = np.maximum(c_hi[rows], np.where(good, d, -1).max(axis=1))
-        hit = good.any(axis=1)
-        p_lo[rows] = np.where(hit, np.minimum(p_lo[rows], par), p_lo[rows])
-        p_hi[rows] = np.where(hit, np.maximum(p_hi[rows], par), p_hi[rows])
-    found = c_hi >= 0
-    ok[idx] &= found
-    keep = idx[found]
-    lo[keep, c], hi[keep, c] = c_lo[found], c_hi[found]
-    lo[keep, p], hi[keep, p] = p_lo[found], p_hi[found]
-
-
-def _up(lo: np.ndarray, m: np.ndarray, floor: np.ndarray) -> np.ndarray:
-    """The first member of the progression ``lo (mod m)`` at or above ``floor``."""
-    return np.where(floor > lo, lo - np.floor_divide(lo - floor, m) * m, lo)
-
-
-def _down(lo: np.ndarray, m: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
-    """The last member of the progression starting at ``lo`` at or below ``ceiling``."""
-    return lo + np.floor_divide(ceiling - lo, m) * m
-
-
-def _split_congruence(b: _Boxes, dim: np.ndarray, factor: np.ndarray) -> list[_Boxes]:
-    """Split parameter ``dim`` of every box into ``factor`` residue classes."""
-    out = []
-    for p in np.unique(factor):
-        sel = np.nonzero(factor == p)[0]
-        rows = np.arange(len(sel))
-        d = dim[sel]
-        lo0, hi0, m0 = b.lo[sel, d], b.hi[sel, d], b.mod[sel, d]
-        step = m0 * p
-        for j in range(int(p)):
-            base = lo0 + j * m0
-            keep = base <= hi0
-            lo, hi, m = b.lo[sel].copy(), b.hi[sel].copy(), b.mod[sel].copy()
-            lo[rows, d] = base
-            hi[rows, d] = base + np.floor_divide(hi0 - base, step) * step
-            m[rows, d] = step
-            out.append(_Boxes(lo[keep], hi[keep], m[keep]))
-    return out
-
-
-def _split_range(b: _Boxes, d: np.ndarray, breakpoints: Mapping[int, np.ndarray]) -> tuple[_Boxes, _Boxes]:
-    """Halve box ``k`` along parameter ``d[k]`` (which must have two values or more), at the
-    tile-count boundary nearest to the geometric mean of its range, else at that mean."""
-    rows = np.arange(len(b))
-    lo, hi, m = b.lo[rows, d], b.hi[rows, d], b.mod[rows, d]
-    geo = np.sqrt(np.maximum(lo, 1).astype(np.float64) * np.maximum(hi, 1))
-    cut = np.clip(np.rint(geo).astype(np.int64), lo + 1, np.maximum(hi, lo + 1))
-    for dim, bps in breakpoints.items():
-        sel = np.nonzero(d == dim)[0]
-        if len(sel) == 0 or len(bps) == 0:
-            continue
-        k = np.searchsorted(bps, geo[sel])
-        best = cut[sel].copy()
-        dist = np.full(len(sel), np.inf)
-        for cand in (bps[np.maximum(k - 1, 0)], bps[np.minimum(k, len(bps) - 1)]):
-            inside = (cand > lo[sel]) & (cand <= hi[sel])
-            gap = np.abs(np.log(cand) - np.log(geo[sel]))
-            better = inside & (gap < dist)
-            best = np.where(better, cand, best)
-            dist = np.where(better, gap, dist)
-        cut[sel] = best
-    left_hi = lo + np.floor_divide(cut - 1 - lo, m) * m
-    left, right = (b.lo.copy(), b.hi.copy(), b.mod.copy()), (b.lo.copy(), b.hi.copy(), b.mod.copy())
-    left[1][rows, d] = left_hi
-    right[0][rows, d] = left_hi + m
-    return _Boxes(*left), _Boxes(*right)
-
-
-def _enumerate(b: _Boxes, space: _Space) -> np.ndarray:
-    """Every legal point of the boxes, as rows."""
-    counts = b.counts
-    sizes = np.prod(counts, axis=1)
-    total = int(sizes.sum())
-    owner = np.repeat(np.arange(len(b)), sizes)
-    local = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    pts = np.empty((total, counts.shape[1]), dtype=np.int64)
-    for d in range(counts.shape[1]):
-        c = counts[owner, d]
-        pts[:, d] = b.lo[owner, d] + np.remainder(local, c) * b.mod[owner, d]
-        local //= c
-    return pts[space.legal(pts)]
-
-
-# ------------------------------------------------------------------- seeding
-
-_TABLE_LIMIT = 1 << 13
-
-
-@functools.cache
-def _divisor_matrix(top: int) -> np.ndarray:
-    divs = _divisor_table(top)
-    width = max(len(d) for d in divs)
-    out = np.zeros((top + 1, width), dtype=np.int64)
-    for v, d in enumerate(divs):
-        out[v, :len(d)] = d
-    return out
-
-
-
-def _divisor_table(n: int) -> list[np.ndarray]:
-    divs: list[list[int]] = [[] for _ in range(n + 1)]
-    for d in range(1, n + 1):
-        for k in range(d, n + 1, d):
-            divs[k].append(d)
-    return [np.array(x, dtype=np.int64) for x in divs]
-
-
-def _random_points(space: _Space, divs: list[np.ndarray], rng: np.random.Generator, n: int) -> np.ndarray:
-    """Random legal tilings (parameter rows): free parameters log-uniform, children
-    random divisors."""
-    dims = len(space.names)
-    pts = np.zeros((n, dims), dtype=np.int64)
-    parent = {c: p for c, p in space.pairs}
-    order = sorted(range(dims), key=lambda d: _depth(d, parent))
-    for d in order:
-        lo, hi = int(space.param_lower[d]), int(space.param_upper[d])
-        if d not in parent:
-            u = rng.uniform(math.log(max(lo, 1)), math.log(hi + 1), n)
-            pts[:, d] = np.clip(np.floor(np.exp(u)).astype(np.int64), lo, hi)
-            continue
-        vals = pts[:, parent[d]]
-        choice = np.empty(n, dtype=np.int64)
-        for k, v in enumerate(vals):
-            cand = divs[int(v)] if 0 < v < len(divs) else np.array([1])
-            cand = cand[(cand >= lo) & (cand <= hi)]
-            choice[k] = rng.choice(cand) if len(cand) else lo
-        pts[:, d] = choice
-    return pts[space.legal_params(pts)]
-
-
-def _depth(d: int, parent: Mapping[int, int]) -> int:
-    k = 0
-    while d in parent:
-        d, k = parent[d], k + 1
-    return k
 
 
 # -------------------------------------------------------------------- search
