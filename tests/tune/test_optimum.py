@@ -579,3 +579,15 @@ def test_cli_optimum_prints_and_writes_json(tmp_path: Path, capsys: pytest.Captu
     doc = json.loads(out.read_text())
     assert doc["status"] == "optimal" and set(doc["tiling"]) == {"T_i1", "T_j1", "T_k1", "T_i2", "T_j2", "T_k2"}
     assert f"{doc['latency_cycles']:,.0f}" in text and "GOP/s" in text and "optimal" in text
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(1, 1 << 20), min_size=1, max_size=12), st.integers(0, 2**32 - 1), st.integers(1, 400))
+def test_unique_rows_equal_numpys(upper: list[int], seed: int, n: int) -> None:
+    """The polish's packed-key row sort gives exactly ``np.unique(rows, axis=0)``."""
+    from odyssey.tune.exact.optimum import _unique_rows
+
+    rng = np.random.default_rng(seed)
+    top = np.array(upper, dtype=np.int64)
+    rows = np.stack([rng.integers(0, min(int(u), 3) + 1 if seed % 2 else int(u) + 1, n) for u in top], axis=1)
+    assert np.array_equal(_unique_rows(rows, top), np.unique(rows, axis=0))

@@ -312,7 +312,7 @@ class BranchAndBound:
             cand[:, d] = np.repeat(a, len(b))
             cand[:, e] = np.tile(b, len(a))
             rows.append(cand)
-        cand = np.unique(np.concatenate(rows), axis=0)
+        cand = _unique_rows(np.concatenate(rows), space.upper)
         return cand[space.legal(cand)]
 
     def _ask(self, pts: np.ndarray) -> Generator[np.ndarray | None, Any, np.ndarray]:
@@ -548,6 +548,27 @@ class BranchAndBound:
                 yield None
         self.pruned_bound += sum(len(c.lb) for _, _, c in heap)
         return self.best_lat
+
+
+def _unique_rows(rows: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """``np.unique(rows, axis=0)`` (the distinct rows, in lexicographic order) for rows of
+    integers in ``[0, upper]`` per column: the columns packed into a few 62-bit keys and
+    sorted by those, several times faster than numpy's sort of structured rows."""
+    bits = [max(int(u), 1).bit_length() for u in upper]
+    keys: list[np.ndarray] = []
+    key, used = np.zeros(len(rows), dtype=np.int64), 0
+    for d, b in enumerate(bits):
+        if used + b > 62:
+            keys.append(key)
+            key, used = np.zeros(len(rows), dtype=np.int64), 0
+        key = (key << b) | rows[:, d]
+        used += b
+    keys.append(key)
+    order = np.lexsort(keys[::-1])  # the first key is the primary one
+    stacked = np.stack([k[order] for k in keys], axis=1)
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = (stacked[1:] != stacked[:-1]).any(axis=1)
+    return rows[order[first]]
 
 
 _T = TypeVar("_T")
