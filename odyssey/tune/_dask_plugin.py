@@ -3,7 +3,9 @@ when a cluster runs)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import os
 import signal
 from typing import Any
 
@@ -20,3 +22,19 @@ class IgnoreInterrupt(WorkerPlugin):
     def setup(self, worker: Any) -> None:
         with contextlib.suppress(ValueError):  # not the main thread: nothing to do
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class ExitWithoutTeardown(WorkerPlugin):
+    """A local worker process ends with ``os._exit`` once the worker has closed, skipping the
+    interpreter's teardown: freeing every object a worker made (the models and search
+    results of hundreds of tasks) took 1.3 s of the 34 s VGG16 network run on 2 workers, all
+    of it after the last result (the cluster's ``close`` waits for its processes). The
+    worker has sent its results and closed its connections by then; nothing else of it is
+    kept (its scratch directory belongs to its nanny, in the `odyssey` process)."""
+
+    idempotent = True
+
+    def setup(self, worker: Any) -> None:
+        # run at the interpreter's exit, before the teardown; the handlers registered before
+        # this one (distributed's, logging's flush) have nothing left to do in a closed worker
+        atexit.register(os._exit, 0)

@@ -123,14 +123,14 @@ def test_follow_up_tasks_join_the_run_here_and_on_two_workers() -> None:
         run_tasks(tasks, Engine(), follow=lambda k, v: [Task("t0", _square, (1,))])
 
 
-def _where(x: int) -> tuple[int, str, bool]:
-    """The input, the address of the worker running the task, and whether that worker runs
-    Dask's statistical profiler."""
+def _where(x: int) -> tuple[int, str, bool, bool]:
+    """The input, the address of the worker running the task, whether that worker runs
+    Dask's statistical profiler, and whether it ends without the interpreter's teardown."""
     from distributed import get_worker
 
     time.sleep(0.2)  # long enough that both workers take tasks
     w = get_worker()
-    return x, w.address, "profile" in w.periodic_callbacks
+    return x, w.address, "profile" in w.periodic_callbacks, "odyssey-quick-exit" in w.plugins
 
 
 def _again_near(key: str, value: Any) -> list[Task]:
@@ -146,8 +146,10 @@ def test_follow_up_runs_near_its_task_and_workers_do_not_profile() -> None:
     assert len(first) == 2, "both workers took tasks"
     for i in range(6):  # each follow-up ran where its task did
         assert run.results[f"near t{i}"][1] == run.results[f"t{i}"][1]
-    # the local cluster's workers run without the profiler (engine.LOCAL_WORKER_CONFIG)
+    # the local cluster's workers run without the profiler (engine.LOCAL_WORKER_CONFIG) and
+    # skip the interpreter's teardown when the cluster closes (_dask_plugin.ExitWithoutTeardown)
     assert not any(v[2] for v in run.results.values())
+    assert all(v[3] for v in run.results.values())
     here = run_tasks([Task("a", _square, (3,))], Engine(),
                      follow=lambda k, v: [Task("b", _square, (4,), near="a")] if k == "a" else [])
     assert here.results == {"a": (3, 9), "b": (4, 16)}  # in this process ``near`` changes nothing
