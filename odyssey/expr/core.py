@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
@@ -318,6 +319,28 @@ class Eq(_Cmp):
     op: ClassVar[str] = "eq"
 
 
+def _key_getter(names: tuple[str, ...]) -> Callable[[Expr], tuple[Any, ...]]:
+    """``self -> (self.<name>, ...)``: a node's structural key without a generator per
+    node (building the nodes is most of a model's build time)."""
+    get = operator.attrgetter(*names)
+    if len(names) == 1:
+        return lambda self: (get(self),)
+    return lambda self: get(self)
+
+
+def _fast_keys() -> None:
+    """Give every node class that keys on its fields (not :class:`Const`) a direct getter."""
+    todo: list[type[Expr]] = [Expr]
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls.__match_args__ and "_key" not in vars(cls):
+            cls._key = _key_getter(cls.__match_args__)  # type: ignore[method-assign,assignment]
+
+
+_fast_keys()
+
+
 # ------------------------------------------------------------ smart constructors
 
 
@@ -337,6 +360,9 @@ def sym(name: str) -> Sym:
 def _as_expr(x: ExprLike) -> Expr:
     if isinstance(x, Expr):
         return x
+    t = type(x)
+    if t is int or t is float:  # the common case, before the slower ABC checks below
+        return Const(x)
     if isinstance(x, bool):
         raise ModelError(f"booleans are not expressions (got {x!r}); use 0 or 1")
     if isinstance(x, numbers.Integral):

@@ -93,7 +93,7 @@ def _scalar(e: Expr, env: Mapping[str, Number], memo: dict[Expr, Number]) -> Num
         if e.name not in env:
             raise ModelError(f"no value for symbol {e.name!r}; pass it in the environment")
         x = env[e.name]
-        v = int(x) if isinstance(x, numbers.Integral) else float(x)
+        v = x if type(x) is int else int(x) if isinstance(x, numbers.Integral) else float(x)
     elif isinstance(e, Where):  # lazy: the branch not taken may be undefined
         v = _scalar(e.a if _scalar(e.cond, env, memo) != 0 else e.b, env, memo)
     else:

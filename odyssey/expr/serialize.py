@@ -52,11 +52,51 @@ def to_json(e: Expr) -> JSONValue:
     return [e.op, *(to_json(c) for c in e.children())]
 
 
-def from_json(obj: Any, *, _path: str = "$") -> Expr:
+def from_json(obj: Any) -> Expr:
     """Inverse of :func:`to_json`; builds the nodes exactly as stored.
 
     Raises ModelError naming the JSON path of the first malformed element.
     """
+    try:
+        return _read(obj, {})
+    except (_Malformed, TypeError, ModelError):
+        pass
+    return _checked(obj)  # raises the error, with the element's JSON path
+
+
+class _Malformed(Exception):
+    """A malformed element met by :func:`_read` (its message comes from :func:`_checked`)."""
+
+
+def _read(obj: Any, leaves: dict[tuple[type, Any], Expr]) -> Expr:
+    """:func:`from_json` without the paths a message needs (a model's descriptor holds about
+    10,000 nodes per design); a symbol or constant met again is the node built before
+    (``leaves``, keyed by type: ``2`` and ``2.0`` are different constants)."""
+    t = type(obj)
+    if t is str or t is int or t is float:
+        leaf = leaves.get((t, obj))
+        if leaf is None:
+            leaf = leaves[t, obj] = Sym(obj) if t is str else Const(obj)
+        return leaf
+    if t is dict:
+        return _checked(obj)  # a non-finite constant
+    if t is not list or not obj:
+        raise _Malformed
+    op = obj[0]
+    if op == "pow":
+        if len(obj) != 3 or type(obj[2]) is not int:
+            raise _Malformed
+        return Pow(_read(obj[1], leaves), obj[2])
+    kind = _BY_OP.get(op) if type(op) is str else None
+    want = _ARITY.get(op) if type(op) is str else None
+    if kind is None or len(obj) < 2 or (want is not None and len(obj) != want + 1):
+        raise _Malformed
+    args = tuple([_read(a, leaves) for a in obj[1:]])
+    return kind(args) if want is None else kind(*args)
+
+
+def _checked(obj: Any, _path: str = "$") -> Expr:
+    """:func:`from_json` one element at a time, naming the path of the first malformed one."""
     if isinstance(obj, bool):
         raise ModelError(f"expression {_path}: booleans are not expressions, got {obj!r}")
     if isinstance(obj, int | float):
@@ -76,13 +116,13 @@ def from_json(obj: Any, *, _path: str = "$") -> Expr:
     if op == "pow":
         if len(raw) != 2 or isinstance(raw[1], bool) or not isinstance(raw[1], int):
             raise ModelError(f"expression {_path}: expected ['pow', base, integer], got {obj!r}")
-        return Pow(from_json(raw[0], _path=f"{_path}[1]"), raw[1])
+        return Pow(_checked(raw[0], f"{_path}[1]"), raw[1])
     want = _ARITY.get(op)
     if (want is not None and len(raw) != want) or not raw:
         raise ModelError(
             f"expression {_path}: {op!r} takes {want or 'at least 1'} argument(s), got {len(raw)}"
         )
-    args = tuple(from_json(a, _path=f"{_path}[{i + 1}]") for i, a in enumerate(raw))
+    args = tuple(_checked(a, f"{_path}[{i + 1}]") for i, a in enumerate(raw))
     return _BY_OP[op](args) if want is None else _BY_OP[op](*args)
 
 

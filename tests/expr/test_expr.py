@@ -378,6 +378,15 @@ def test_json_form_is_compact_and_readable() -> None:
     assert to_json(Const(float("inf"))) == {"const": "inf"}
     assert from_json({"const": "-inf"}) == Const(float("-inf"))
     assert from_json(2.0) == Const(2.0) and from_json(2) == Const(2)
+    # a symbol or constant read again is the node read before, but never across types
+    a = from_json(["add", "x", 2, ["mul", 2.0, "x"], 2])
+    assert isinstance(a, Add) and a.terms[0] is a.terms[2].factors[1]  # type: ignore[attr-defined]
+    assert a.terms[1] is a.terms[3] and a.terms[2].factors[0] == Const(2.0)  # type: ignore[attr-defined]
+    assert a.terms[1] != a.terms[2].factors[0]  # type: ignore[attr-defined]
+    # numbers of other types (numpy's) and booleans inside: as before, through the checked path
+    assert from_json(["add", np.float64(1.5), "x"]) == Add((Const(np.float64(1.5)), Sym("x")))
+    with pytest.raises(ModelError, match=r"\$\[2\]: booleans"):
+        from_json(["add", "x", True])
 
 
 @pytest.mark.parametrize(
