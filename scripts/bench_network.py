@@ -68,7 +68,10 @@ def main() -> None:
     from odyssey.network.network_tuning import tune_network
     from odyssey.network.networks import load_network, unique_shapes
     from odyssey.platforms import load_platform
+    from odyssey.runtime import tune_gc
     from odyssey.tune.engine import Engine
+
+    tune_gc()  # as the `odyssey` command does
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--network", default="vgg16")

@@ -38,3 +38,15 @@ class ExitWithoutTeardown(WorkerPlugin):
         # run at the interpreter's exit, before the teardown; the handlers registered before
         # this one (distributed's, logging's flush) have nothing left to do in a closed worker
         atexit.register(os._exit, 0)
+
+
+class CollectorSettings(WorkerPlugin):
+    """A local worker process sets the garbage collector as the `odyssey` command does
+    (:func:`odyssey.runtime.tune_gc`)."""
+
+    idempotent = True
+
+    def setup(self, worker: Any) -> None:
+        from odyssey.runtime import tune_gc
+
+        tune_gc()

@@ -215,10 +215,15 @@ def _run_dask(tasks: Sequence[Task], engine: Engine, on_done: OnDone | None,
     tornado_log.addFilter(_sync_cancel_race)
     try:
         if cluster is not None:  # Ctrl-C is for this process: it cancels, the workers go on
-            from odyssey.tune._dask_plugin import ExitWithoutTeardown, IgnoreInterrupt
+            from odyssey.tune._dask_plugin import (
+                CollectorSettings,
+                ExitWithoutTeardown,
+                IgnoreInterrupt,
+            )
 
             client.register_plugin(IgnoreInterrupt(), name="odyssey-ignore-sigint")
             client.register_plugin(ExitWithoutTeardown(), name="odyssey-quick-exit")
+            client.register_plugin(CollectorSettings(), name="odyssey-gc")
         return _drive(client, tasks, engine, on_done, notice, start, notices, follow)
     finally:
         client.close()

@@ -22,6 +22,7 @@ import cloudpickle
 import pytest
 
 from odyssey.cli import main
+from odyssey.runtime import GC_THRESHOLDS
 from odyssey.tune.engine import Engine, EngineError, Task, run_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,14 +124,18 @@ def test_follow_up_tasks_join_the_run_here_and_on_two_workers() -> None:
         run_tasks(tasks, Engine(), follow=lambda k, v: [Task("t0", _square, (1,))])
 
 
-def _where(x: int) -> tuple[int, str, bool, bool]:
+def _where(x: int) -> tuple[int, str, bool, bool, tuple[int, ...]]:
     """The input, the address of the worker running the task, whether that worker runs
-    Dask's statistical profiler, and whether it ends without the interpreter's teardown."""
+    Dask's statistical profiler, whether it ends without the interpreter's teardown, and
+    its garbage collector's thresholds."""
+    import gc
+
     from distributed import get_worker
 
     time.sleep(0.2)  # long enough that both workers take tasks
     w = get_worker()
-    return x, w.address, "profile" in w.periodic_callbacks, "odyssey-quick-exit" in w.plugins
+    return (x, w.address, "profile" in w.periodic_callbacks, "odyssey-quick-exit" in w.plugins,
+            gc.get_threshold())
 
 
 def _again_near(key: str, value: Any) -> list[Task]:
@@ -150,6 +155,8 @@ def test_follow_up_runs_near_its_task_and_workers_do_not_profile() -> None:
     # skip the interpreter's teardown when the cluster closes (_dask_plugin.ExitWithoutTeardown)
     assert not any(v[2] for v in run.results.values())
     assert all(v[3] for v in run.results.values())
+    # ... and set the garbage collector as the `odyssey` command does (odyssey.runtime)
+    assert all(v[4] == GC_THRESHOLDS for v in run.results.values())
     here = run_tasks([Task("a", _square, (3,))], Engine(),
                      follow=lambda k, v: [Task("b", _square, (4,), near="a")] if k == "a" else [])
     assert here.results == {"a": (3, 9), "b": (4, 16)}  # in this process ``near`` changes nothing
