@@ -171,21 +171,19 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     # parameter) waits, with only its FIFO's words between them (writer_stall)
     feeder = [n for n, m in mods.items() if m["kind"] == "io_drain" and not m["boundary"]
               and len(m.get("template", [])) == 1]
-
-    def with_writer_stall(lat: Mapping[str, Expr]) -> dict[str, Expr]:
-        if not feeder:
-            return dict(lat)
+    stall: dict[str, Expr] = {}  # the feeder's wait, the same in every pass_terms below
+    if feeder:
         bursts = module_latency(mods[l3_out_name], subst, burst_overhead=1, paces=paces) \
             - module_latency(mods[l3_out_name], subst, burst_overhead=0, paces=paces)
         # a feeder that reads its level below at a cold pace (ii_sym > 1: an upper level whose
         # rows' words do not fit in their FIFO) already waits for that row's chain to restart
         # at the start of every visit, while the writer pays its overhead: hidden there
         cold = lt(1, feeder_ii(mods[feeder[0]], subst))
-        return {**lat, feeder[0]: lat[feeder[0]] + where(cold, 0, bursts * writer_stall(burst_overhead))}
+        stall[feeder[0]] = where(cold, 0, bursts * writer_stall(burst_overhead))
 
     def pass_terms(lat: Mapping[str, Expr]) -> tuple[dict[str, Expr], Expr, Expr]:
         """The bounds of one pass with module latencies ``lat``, its prologue and epilogue."""
-        stalled = with_writer_stall(lat)
+        stalled = {**lat, **{n: lat[n] + w for n, w in stall.items()}}
         l3_in = {o["name"]: lat[reader[o["name"]]] for o in inputs}
         first = emax(*[eceil(l3_in[o["name"]] / visits_in_pass(o["reload_loops"])) for o in inputs]) \
             if inputs else const(0)

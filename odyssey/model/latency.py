@@ -174,32 +174,34 @@ def read_back_fraction(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr | 
     return None
 
 
-def pipeline_depth(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr:
-    """Depth (cycles) of a module's first pipelined loop, symbolic when recorded so
-    (the PE's depth depends on its SIMD factor); the I/O default when there is none."""
+def _first_pipelined(module: ModuleJson) -> StmtJson | None:
+    """A module's first pipelined loop in program order (depth first), or None."""
     stack = list(module["ast"])
     while stack:
         s = stack.pop(0)
         if s.get("type") == "for" and s.get("pipeline_ii") is not None:
-            return _depth(s, subst)
+            return s
         for block in nested_blocks(s):
             stack = list(block) + stack
-    return const(assumption("io_pipeline_depth").value)
+    return None
+
+
+def pipeline_depth(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr:
+    """Depth (cycles) of a module's first pipelined loop, symbolic when recorded so
+    (the PE's depth depends on its SIMD factor); the I/O default when there is none."""
+    loop = _first_pipelined(module)
+    return _depth(loop, subst) if loop is not None else const(assumption("io_pipeline_depth").value)
 
 
 def feeder_ii(module: ModuleJson, subst: Mapping[str, Expr]) -> Expr:
     """Cycles per iteration of a module's first pipelined loop: its ``ii_sym`` when recorded
     (a drain chain level reading the level below at that chain's cold pace), else its II."""
-    stack = list(module["ast"])
-    while stack:
-        s = stack.pop(0)
-        ii_num = s.get("pipeline_ii")
-        if s.get("type") == "for" and ii_num is not None:
-            ii_sym = s.get("ii_sym")
-            return _expr(ii_sym, subst) if ii_sym is not None else const(ii_num)
-        for block in nested_blocks(s):
-            stack = list(block) + stack
-    return const(1)
+    loop = _first_pipelined(module)
+    if loop is None:
+        return const(1)
+    ii_sym, ii_num = loop.get("ii_sym"), loop.get("pipeline_ii")
+    assert ii_num is not None  # what _first_pipelined looks for
+    return _expr(ii_sym, subst) if ii_sym is not None else const(ii_num)
 
 
 def _depth(loop: StmtJson, subst: Mapping[str, Expr]) -> Expr:
