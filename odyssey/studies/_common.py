@@ -212,10 +212,10 @@ def point_row(p: Point) -> tuple[str | int | float | None, ...]:
             round(p.seconds, 2), p.tiling_text)
 
 
-
 def bottleneck_summary(names: Iterable[str]) -> str:
-    """``"PE 8, C_drain_IO_L3_out 4"``: how many optima each module bounds, most first."""
+    """``"PE 8, C_drain_IO_L3_out 4"``: how many optima each module bounds, most first (ties:
+    in the order first met)."""
     counts: dict[str, int] = {}
     for name in names:
         counts[name] = counts.get(name, 0) + 1
-    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))

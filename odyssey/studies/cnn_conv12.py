@@ -24,6 +24,7 @@ from odyssey.studies._common import (
     POINT_COLUMNS,
     Point,
     best,
+    bottleneck_summary,
     designs_of,
     kernel_space,
     optima,
@@ -135,12 +136,8 @@ def run(ctx: StudyContext) -> StudyResult:
                               "dsp_efficiency", "T_i1", "bottleneck", "normalised"), tuple(t7))
     plot = Plot("conv12.png", "VGG16 CONV1 and CONV2: every design at its optimum (Figure 11)",
                 tuple(plots_panels))
-    bound: dict[str, int] = {}
-    for q in everything:
-        bound[q.bottleneck] = bound.get(q.bottleneck, 0) + 1
     notes = [
-        "Bottlenecks of the optima: " + ", ".join(f"{k} {v}" for k, v in sorted(
-            bound.items(), key=lambda kv: -kv[1])) + ".",
+        "Bottlenecks of the optima: " + bottleneck_summary(q.bottleneck for q in everything) + ".",
         "; ".join(ties) + ".",
     ]
     return result(ctx, NAME, table, heads, plots=(plot,), tables=(table7,), notes=notes,

@@ -22,7 +22,15 @@ from typing import Any
 from odyssey.model import build_model
 from odyssey.network.networks import load_network, unique_shapes
 from odyssey.plots import Bars, Heatmap, Plot, RefLine, Series
-from odyssey.studies._common import Point, designs_of, geomean, kernel_space, optimum_point, ratio
+from odyssey.studies._common import (
+    Point,
+    bottleneck_summary,
+    designs_of,
+    geomean,
+    kernel_space,
+    optimum_point,
+    ratio,
+)
 from odyssey.studies.study import (
     Headline,
     PaperValue,
@@ -131,8 +139,7 @@ def run(ctx: StudyContext) -> StudyResult:
         f"{len(rows)} (layer, dataflow) optima; {unproven} hit the {limit:g} s time limit: "
         "they keep the better of the best tiling found and a 20,000-sample tuner run, and "
         "their status gives the remaining gap to the proven lower bound.",
-        "Bottlenecks: " + ", ".join(f"{k} {v}" for k, v in sorted(bound.items(),
-                                                                  key=lambda kv: -kv[1])) + ".",
+        "Bottlenecks: " + bottleneck_summary(str(r[10]) for r in rows) + ".",
         f"{sum(v for k, v in bound.items() if k.endswith('_in'))} of {len(rows)} optima are bound "
         f"by an input's L3 reader, {bound.get('PE', 0)} by the PEs.",
     ]
