@@ -67,7 +67,7 @@ from odyssey.platforms import Platform
 from odyssey.tune import Progress
 from odyssey.tune import tuner_options as allowed_options
 from odyssey.tune.engine import Engine, OnDone, OnNotice, Task, run_tasks
-from odyssey.tune.tasks import KernelSource, kernel_space, shape_model, task_seed
+from odyssey.tune.tasks import KernelSource, cached_model, kernel_space, task_seed
 
 #: largest array dimension of the ``all`` space (the paper's Table 2: 1D and 2D arrays)
 ALL_MAX_DIM = 2
@@ -433,9 +433,9 @@ def design_task(src: KernelSource, design_id: str, platform: Platform, method: s
                 samples: int | None, seed: int, seeds: tuple[Tiling, ...] = ()) -> PhaseRun:
     """One (shape, design) phase on a worker of :mod:`odyssey.tune.engine`: the shape's space
     rebuilt from the kernel source (once per worker), the design's model kept for its next
-    phase (:func:`~odyssey.tune.tasks.shape_model`), the phase run as here."""
+    phase (:func:`~odyssey.tune.tasks.cached_model`), the phase run as here."""
     design = kernel_space(src).design(design_id)
-    return run_phase(lambda: shape_model(src, design_id, platform), design, phase=phase,
+    return run_phase(lambda: cached_model(src, design_id, platform), design, phase=phase,
                      method=method, options=options, time_s=time_s, samples=samples, seed=seed,
                      seeds=seeds)
 

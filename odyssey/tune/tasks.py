@@ -27,10 +27,8 @@ from odyssey.platforms import Platform
 
 #: kernel spaces kept per process (a network has up to ~20 distinct layer shapes)
 SPACE_CACHE = 64
-#: models kept per process by :func:`cached_model`
-MODEL_CACHE = 4
-#: models kept per process by :func:`shape_model` (a layer shape's designs: 30 for cnn.c)
-SHAPE_MODEL_CACHE = 32
+#: models kept per process by :func:`cached_model` (a layer shape's designs: 30 for cnn.c)
+MODEL_CACHE = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,17 +79,11 @@ def design_model(src: KernelSource, design_id: str, platform: Platform, *,
 @lru_cache(maxsize=MODEL_CACHE)
 def cached_model(src: KernelSource, design_id: str, platform: Platform, *,
                  variant: str = "accurate") -> DesignModel:
-    """:func:`design_model`, kept for the next task of the same design on this worker (the
-    tuner benchmark runs every method and seed on each design's one model)."""
+    """:func:`design_model`, kept for the next tasks of the same design on this worker: the
+    tuner benchmark runs every method and seed on each design's one model; `odyssey network`
+    screens every design of a layer shape, then searches the designs it kept on the worker
+    that screened them."""
     return design_model(src, design_id, platform, variant=variant)
-
-
-@lru_cache(maxsize=SHAPE_MODEL_CACHE)
-def shape_model(src: KernelSource, design_id: str, platform: Platform) -> DesignModel:
-    """:func:`design_model` (``accurate``), kept for the later phases of the same (shape,
-    design) on this process: `odyssey network` screens every design of a shape, then
-    searches the designs it kept."""
-    return design_model(src, design_id, platform)
 
 
 def task_seed(seed: int, *key: object) -> int:
