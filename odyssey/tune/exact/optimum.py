@@ -72,6 +72,7 @@ from odyssey.tune.exact.optimum_boxes import (
     _up,
 )
 from odyssey.tune.exact.optimum_budget import monomial_budgets
+from odyssey.tune.exact.optimum_reach import Reach
 
 Status = Literal["optimal", "time_limit", "infeasible"]
 _OBJECTIVES = ("latency", *RESOURCES)
@@ -162,17 +163,19 @@ class _Assessed:
     over: np.ndarray  # a resource's lower bound exceeds the budget
     lb: np.ndarray  # latency lower bound (inf for empty boxes)
     undecided: np.ndarray
+    reach: np.ndarray  # (n, caps): per cap, a bound on its monomial at the box's tilings within it
 
     def take(self, idx: np.ndarray) -> _Assessed:
         return _Assessed(self.boxes.take(idx), self.empty[idx], self.over[idx], self.lb[idx],
-                         self.undecided[idx])
+                         self.undecided[idx], self.reach[idx])
 
     @staticmethod
     def concat(parts: Sequence[_Assessed]) -> _Assessed:
         return _Assessed(_Boxes.concat([p.boxes for p in parts], parts[0].boxes.lo.shape[1]),
                          np.concatenate([p.empty for p in parts]), np.concatenate([p.over for p in parts]),
                          np.concatenate([p.lb for p in parts]),
-                         np.concatenate([p.undecided for p in parts]))
+                         np.concatenate([p.undecided for p in parts]),
+                         np.concatenate([p.reach for p in parts]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,15 +184,16 @@ class _Chunk:
     lb: np.ndarray
     cdim: np.ndarray  # parameter to split by congruence (-1: split by range)
     cfactor: np.ndarray
+    reach: np.ndarray  # as _Assessed.reach: its children's are at most these
 
     def take(self, idx: np.ndarray) -> _Chunk:
-        return _Chunk(self.boxes.take(idx), self.lb[idx], self.cdim[idx], self.cfactor[idx])
+        return _Chunk(self.boxes.take(idx), self.lb[idx], self.cdim[idx], self.cfactor[idx], self.reach[idx])
 
     @staticmethod
     def concat(parts: Sequence[_Chunk]) -> _Chunk:
         return _Chunk(_Boxes.concat([p.boxes for p in parts], parts[0].boxes.lo.shape[1]),
                       np.concatenate([p.lb for p in parts]), np.concatenate([p.cdim for p in parts]),
-                      np.concatenate([p.cfactor for p in parts]))
+                      np.concatenate([p.cfactor for p in parts]), np.concatenate([p.reach for p in parts]))
 
 
 class BranchAndBound:
@@ -218,6 +222,10 @@ class BranchAndBound:
         self.bounds = IntervalProgram(rewritten, coords.dims, integral=integral, caps=self.budgets,
                                       children=self.space.children())
         self.bounds.compute_breakpoints(self.space.lower.tolist(), self.space.upper.tolist())
+        self.reach = [Reach(cap, self.space) for cap in self.bounds.caps]
+        # the coordinates whose split may lower a box's reach: the caps' and their parents
+        self.reach_dims = frozenset(d for cap in self.bounds.caps for d, _ in cap.powers) | frozenset(
+            coords.parent[d] for cap in self.bounds.caps for d, _ in cap.powers if coords.parent[d] >= 0)
         self.exact: Callable[[Mapping[str, Any]], dict[str, np.ndarray]] = compile_vectorized(exprs, names)
         self.budget = np.array([model.budget[r] for r in RESOURCES], dtype=np.float64)
         self.leaf_points = leaf_points
@@ -328,11 +336,19 @@ class BranchAndBound:
 
     # bounding ----------------------------------------------------------------
 
-    def assess(self, boxes: _Boxes) -> _Assessed:
+    def assess(self, boxes: _Boxes, inherited: np.ndarray | None = None,
+               fresh: np.ndarray | None = None) -> _Assessed:
         """Tighten, cut to the monomial budgets and bound boxes (no bookkeeping but the count
-        of bound evaluations). A box the cut leaves without a legal tiling is over budget."""
+        of bound evaluations). A box the cut leaves without a legal tiling is over budget.
+
+        The latency's ``1/(#PE * SIMD)`` is taken at most at the box's :class:`Reach` of each
+        cap: computed (for the boxes ``fresh`` says, default all) and within ``inherited``
+        (``(n, caps)``, the reach of the boxes' parents: a part of a box reaches no more than
+        the box)."""
         boxes, ok = _tighten(boxes, self.space)
         n = len(boxes)
+        caps = self.bounds.caps
+        limit = np.full((n, len(caps)), np.inf) if inherited is None else inherited.copy()
         lb = np.full(n, np.inf)
         over = np.zeros(n, dtype=bool)
         if self.budgets:  # cut off the tilings over a monomial budget, then tighten again
@@ -347,12 +363,20 @@ class BranchAndBound:
         idx = np.nonzero(ok)[0]
         if len(idx):
             self.bound_evaluations += len(idx)
-            bb = self.bounds(boxes.lo[idx], boxes.hi[idx], boxes.mod[idx])
+            inner = boxes.take(idx)
+            new = np.arange(len(idx)) if fresh is None else np.nonzero(fresh[idx])[0]
+            if len(new):
+                part = inner.take(new)
+                for c, of in enumerate(self.reach):
+                    limit[idx[new], c] = np.minimum(limit[idx[new], c], of(part))
+            # no legal tiling of the box reaches a product within the cap
+            over[idx] |= (limit[idx] <= 0).any(axis=1)
+            bb = self.bounds(inner.lo, inner.hi, inner.mod, [limit[idx, c] for c in range(len(caps))])
             lb[idx] = bb.lo["latency"]
             for r, cap in zip(RESOURCES, self.budget, strict=True):
                 over[idx] |= bb.lo[r] > cap
             undecided[idx] = bb.undecided
-        return _Assessed(boxes, ~ok & ~over, over, lb, undecided)
+        return _Assessed(boxes, ~ok & ~over, over, lb, undecided, limit)
 
     def classify(self, a: _Assessed) -> Generator[np.ndarray | None, Any, _Chunk | None]:
         """Count assessed boxes as pruned, enumerate the small ones, return the rest."""
@@ -378,7 +402,7 @@ class BranchAndBound:
                 start = stop
         keep = alive & ~leaf
         cdim, cfactor = self._congruence_choice(boxes, a.undecided)
-        return _Chunk(boxes.take(keep), lb[keep], cdim[keep], cfactor[keep])
+        return _Chunk(boxes.take(keep), lb[keep], cdim[keep], cfactor[keep], a.reach[keep])
 
     def _congruence_choice(self, boxes: _Boxes, undecided: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For boxes where a residue equality is undecided: the parameter whose residue
@@ -410,10 +434,11 @@ class BranchAndBound:
             pieces = _split_congruence(chunk.boxes.take(cong), chunk.cdim[cong], chunk.cfactor[cong])
             parts.append(self.assess(_Boxes.concat(pieces, len(self.space.names))))
         if (~cong).any():
-            parts.append(self._strong_split(chunk.boxes.take(~cong)))
+            rest = ~cong
+            parts.append(self._strong_split(chunk.boxes.take(rest), chunk.reach[rest]))
         return (yield from self.classify(_Assessed.concat(parts)))
 
-    def _strong_split(self, boxes: _Boxes) -> _Assessed:
+    def _strong_split(self, boxes: _Boxes, reached: np.ndarray) -> _Assessed:
         """Split each box in two along the parameter whose halves have the highest bounds
         (*strong branching*): every parameter with two values or more is tried (after the
         first ``_WARMUP`` splits, the ``_TRIALS`` that won most often so far), and the
@@ -434,6 +459,7 @@ class BranchAndBound:
             mask[:, rank] = avail & take
             counts = np.where(mask, counts, 1)
         cands = []
+        inherited, fresh = [], []  # the boxes' reach; whether a trial's halves need their own
         left_at = np.zeros((dims, n), dtype=np.int64)  # where each trial's halves are in cands
         right_at = np.zeros((dims, n), dtype=np.int64)
         left_hi = np.zeros((dims, n), dtype=np.int64)  # the last value of each trial's left half
@@ -442,11 +468,13 @@ class BranchAndBound:
             rows = np.nonzero(counts[:, d] > 1)[0]
             left, right = _split_range(boxes.take(rows), np.full(len(rows), d), self.bounds.breakpoints)
             cands += [left, right]
+            inherited += [reached[rows], reached[rows]]
+            fresh.append(np.full(2 * len(rows), d in self.reach_dims))
             left_at[d, rows] = start + np.arange(len(rows))
             right_at[d, rows] = start + len(rows) + np.arange(len(rows))
             left_hi[d, rows] = left.hi[:, d]
             start += 2 * len(rows)
-        a = self.assess(_Boxes.concat(cands, dims))
+        a = self.assess(_Boxes.concat(cands, dims), np.concatenate(inherited), np.concatenate(fresh))
         dead = a.empty | a.over | (a.lb >= self.best_lat)
         eff = np.where(dead, np.inf, a.lb)
         weak = np.minimum(eff[left_at], eff[right_at])
@@ -475,7 +503,8 @@ class BranchAndBound:
         # the smaller boxes are bounded when they are split in turn
         shrunk, ok = _tighten(_Boxes(k_lo, k_hi, kids.mod), self.space)
         old = chosen.take(np.nonzero(both)[0])
-        redone = _Assessed(shrunk, old.empty | ~ok, old.over & ok, np.where(ok, old.lb, np.inf), old.undecided)
+        redone = _Assessed(shrunk, old.empty | ~ok, old.over & ok, np.where(ok, old.lb, np.inf), old.undecided,
+                           old.reach)
         return _Assessed.concat([chosen.take(np.nonzero(~both)[0]), redone])
 
     # driver --------------------------------------------------------------------

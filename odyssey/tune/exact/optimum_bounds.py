@@ -137,6 +137,7 @@ class _Ctx:
     mod: Array
     cong: dict[int, tuple[Any, Any]]
     nonneg: dict[int, bool]  # memoised: the instruction's lower ends are all at least 0
+    limits: Sequence[Array | None]  # per cap, per box: a smaller cap (see __call__)
 
 
 @dataclass(frozen=True)
@@ -368,7 +369,7 @@ class IntervalProgram:
         if c not in self._cap_slots:
             cap = self._caps[c]
             slots = tuple(self._emit(Sym(self.params[d])) for d, k in cap.powers for _ in range(k))
-            self._cap_slots[c] = self._push(_Instr("capped", slots, integer=True, value=cap.cap / cap.coef))
+            self._cap_slots[c] = self._push(_Instr("capped", slots, integer=True, value=cap.cap / cap.coef, k=c))
         return self._cap_slots[c]
 
     def _match_mod(self, e: Add) -> tuple[Expr, int, int] | None:
@@ -416,23 +417,33 @@ class IntervalProgram:
 
     # ---------------------------------------------------------------- evaluate
 
-    def __call__(self, lo: Array, hi: Array, mod: Array) -> BoxBounds:
-        """The bounds over boxes ``lo``, ``hi``, ``mod`` (each ``(n, len(params))``), by the
-        compiled tape (:meth:`_compile`)."""
-        return self._run(lo, hi, mod, compiled=True)
+    @property
+    def caps(self) -> tuple[MonomialBudget, ...]:
+        """The caps whose monomials the bounds take within them (those with positive powers)."""
+        return self._caps
 
-    def reference(self, lo: Array, hi: Array, mod: Array) -> BoxBounds:
+    def __call__(self, lo: Array, hi: Array, mod: Array,
+                 limits: Sequence[Array | None] | None = None) -> BoxBounds:
+        """The bounds over boxes ``lo``, ``hi``, ``mod`` (each ``(n, len(params))``), by the
+        compiled tape (:meth:`_compile`). ``limits[c]``, when given, is per box a bound on
+        cap ``c``'s monomial (as :attr:`caps`, without the coefficient) at the points of the
+        box within the cap (:func:`.optimum_reach.reach`), used where below the cap."""
+        return self._run(lo, hi, mod, compiled=True, limits=limits)
+
+    def reference(self, lo: Array, hi: Array, mod: Array,
+                  limits: Sequence[Array | None] | None = None) -> BoxBounds:
         """The same bounds by the plain interpreter (:meth:`_step` on every instruction):
         the reference the compiled tape is tested against."""
-        return self._run(lo, hi, mod, compiled=False)
+        return self._run(lo, hi, mod, compiled=False, limits=limits)
 
-    def _run(self, lo: Array, hi: Array, mod: Array, compiled: bool) -> BoxBounds:
+    def _run(self, lo: Array, hi: Array, mod: Array, compiled: bool,
+             limits: Sequence[Array | None] | None = None) -> BoxBounds:
         n = lo.shape[0]
         # one contiguous row per coordinate: the symbols' intervals are views of these
         flo = np.ascontiguousarray(lo.T, dtype=np.float64)
         fhi = np.ascontiguousarray(hi.T, dtype=np.float64)
         vals: list[tuple[Any, Any]] = []
-        ctx = _Ctx(vals, flo, fhi, lo, hi, mod, {}, {})
+        ctx = _Ctx(vals, flo, fhi, lo, hi, mod, {}, {}, limits or (None,) * len(self._caps))
         with np.errstate(all="ignore"):
             if compiled:
                 for fn in self._tape:
@@ -537,7 +548,11 @@ class IntervalProgram:
             rl, rh = args[0]
             for al, ah in args[1:]:
                 rl, rh = rl * al, rh * ah
-            return rl, np.maximum(np.minimum(rh, math.floor(ins.value * (1 + 1e-9))), rl)
+            top: Any = ins.value
+            own = ctx.limits[ins.k]
+            if own is not None:  # this box's own cap (optimum_reach)
+                top = np.minimum(top, own)
+            return rl, np.maximum(np.minimum(rh, np.floor(top * (1 + 1e-9))), rl)
         raise AssertionError(kind)
 
     def _inverse(self, i: int) -> bool:

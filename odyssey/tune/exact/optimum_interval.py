@@ -159,19 +159,28 @@ def _cong_norm(m: Any, r: Any) -> tuple[Any, Any]:
     return np.where(big, 1, m), np.where(big, 0, r)
 
 
+#: outward rounding: ``x`` moves by ``|x| * 2**-51`` (at least one ulp; a correctly rounded
+#: operation errs by at most half of one) plus the least subnormal (for results at 0)
+_OUT = 2.0**-51
+_TINY = 5e-324
+
+
 def _clean(lo: Any, hi: Any, integer: bool) -> tuple[Any, Any]:
-    """Unknowns (NaN) widen to infinity; results are rounded outward by one ulp, and an
-    integral node's ends then to the integers inside (its values at legal points are
-    integers, so this is exact on integer inputs and sound on rounded ones)."""
-    lo = np.nextafter(np.where(np.isnan(lo), -np.inf, lo), -np.inf)
-    hi = np.nextafter(np.where(np.isnan(hi), np.inf, hi), np.inf)
+    """Unknowns (NaN) widen to infinity; results are rounded outward (by more than one ulp,
+    see ``_OUT``), and an integral node's ends then to the integers inside (its values at
+    legal points are integers, so this is exact on integer inputs below 2**50 and sound on
+    rounded ones). ``fmax(x, -inf)`` is ``x``, or ``-inf`` for NaN (also ``inf - inf``: an
+    infinite end is never narrowed)."""
+    lo = np.fmax(lo - (np.abs(lo) * _OUT + _TINY), -np.inf)
+    hi = np.fmin(hi + (np.abs(hi) * _OUT + _TINY), np.inf)
     if integer:
         return np.ceil(lo), np.floor(hi)
     return lo, hi
 
 
 def _unknown(lo: Any, hi: Any) -> tuple[Any, Any]:
-    return np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi)
+    """NaN ends (unknowns) widened to infinity."""
+    return np.fmax(lo, -np.inf), np.fmin(hi, np.inf)
 
 
 def _nonneg(x: Any) -> bool:
