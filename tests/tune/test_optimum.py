@@ -468,6 +468,35 @@ def test_tightening_keeps_exactly_the_legal_tilings(design: str, data: st.DataOb
     assert (tight.counts <= box.counts).all()
 
 
+@given(st.integers(1, 400), st.integers(1, 40), st.integers(1, 200))
+def test_first_multiple_in_a_progression_is_the_least(start: int, step: int, v: int) -> None:
+    """``lo + t*m`` divisible by ``v`` (``gcd(m, v) | lo``): the least, as a plain search."""
+    from odyssey.tune.exact.optimum_boxes import _first_multiple_in
+
+    lo = start * math.gcd(step, v)
+    t = next(t for t in range(v + 1) if (lo + t * step) % v == 0)
+    assert _first_multiple_in(np.array([lo]), np.array([step]), np.array([v]))[0] == lo + t * step
+
+
+def test_a_fixed_child_keeps_its_multiples_in_the_parents_progression() -> None:
+    """A PE count fixed at 104 in a box whose ``T_o1`` runs over ``256, 272, ..., 512``: the
+    only multiple of 104 there is 416 (``lcm(16, 104) = 208``), so ``T_o1`` is fixed too."""
+    from odyssey.tune.exact.optimum_boxes import _Boxes, _enumerate, _Space, _tighten
+
+    model = _model(CNN, (("O", 512), ("I", 4), ("H", 2), ("W", 2), ("P", 1), ("Q", 1)), "oh-oipq.hw")
+    space = _Space.of(model)
+    names = space.names
+    lo, hi, mod = space.lower[None, :].copy(), space.upper[None, :].copy(), np.ones((1, len(names)), dtype=np.int64)
+    o1, q = names.index("T_o1"), names.index("T_o2")  # T_o2's coordinate is the ratio T_o1/T_o2
+    assert space.coords.ratio[q]
+    lo[0, o1], hi[0, o1], mod[0, o1] = 256, 512, 16
+    lo[0, q] = hi[0, q] = 104
+    box = _Boxes(lo, hi, mod)
+    tight, ok = _tighten(box, space)
+    assert ok[0] and tight.lo[0, o1] == tight.hi[0, o1] == 416
+    assert {tuple(p) for p in _enumerate(box, space)} == {tuple(p) for p in _enumerate(tight, space)}
+
+
 def test_ratio_coordinates_follow_the_dsp_model() -> None:
     coords = Coordinates.choose(_mm(24, 20, 16, "ij-ij.k").params, [_mm(24, 20, 16, "ij-ij.k").exprs["dsp"]])
     assert coords.dims == ("T_i1", "T_j1", "T_k1", "T_i1/T_i2", "T_j1/T_j2", "T_k2")

@@ -146,13 +146,16 @@ def _tighten(b: _Boxes, space: _Space) -> tuple[_Boxes, np.ndarray]:
         g = np.where(single_c, lo[:, c], np.gcd(m[:, c], np.mod(lo[:, c], m[:, c])))
         mp = np.where(lo[:, p] == hi[:, p], 0, m[:, p])
         ok &= np.mod(lo[:, p], np.maximum(np.gcd(mp, g), 1)) == 0
-        # a fixed child v: the parent takes multiples of v only
+        # a fixed child v: the parent takes the multiples of v in its progression only, a
+        # progression again (step lcm(m, v); gcd(m, v) divides its start, checked above)
         v = np.maximum(lo[:, c], 1)
-        fix = single_c & ok & (np.mod(v, m[:, p]) == 0) & (m[:, p] != v)
+        fix = single_c & ok & (lo[:, p] < hi[:, p]) & (np.mod(m[:, p], v) != 0)
         if fix.any():
-            first = -np.floor_divide(-lo[fix, p], v[fix]) * v[fix]
-            last = np.floor_divide(hi[fix, p], v[fix]) * v[fix]
-            lo[fix, p], hi[fix, p], m[fix, p] = first, last, v[fix]
+            mp, vf = m[fix, p], v[fix]
+            first = _first_multiple_in(lo[fix, p], mp, vf)
+            step = mp // np.gcd(mp, vf) * vf
+            last = first + np.floor_divide(hi[fix, p] - first, step) * step
+            lo[fix, p], hi[fix, p], m[fix, p] = first, last, step
             ok[fix] &= first <= last
     ok &= (lo <= hi).all(axis=1)
     return _Boxes(lo, hi, m), ok
@@ -199,6 +202,24 @@ def _few_parents(lo: np.ndarray, hi: np.ndarray, m: np.ndarray, ok: np.ndarray, 
     keep = idx[found]
     lo[keep, c], hi[keep, c] = c_lo[found], c_hi[found]
     lo[keep, p], hi[keep, p] = p_lo[found], p_hi[found]
+
+
+def _first_multiple_in(lo: np.ndarray, m: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The least ``x = lo + t*m`` (``t >= 0``) that ``v`` divides, where ``gcd(m, v)``
+    divides ``lo``: ``t = (-lo/g) * (m/g)**-1 (mod v/g)``, ``g = gcd(m, v)``, the inverse by
+    the extended Euclidean algorithm (vectorized)."""
+    g = np.gcd(m, v)
+    n = v // g
+    a = np.mod(m // g, n)  # invertible mod n: gcd(m/g, v/g) = 1
+    # extended Euclid on (a, n): s*a = r (mod n), down to r = gcd = 1
+    r0, r1, s0, s1 = n.copy(), a.copy(), np.zeros_like(n), np.ones_like(n)
+    while (r1 > 0).any():
+        q = np.where(r1 > 0, r0 // np.maximum(r1, 1), 0)
+        r0, r1 = np.where(r1 > 0, r1, r0), np.where(r1 > 0, r0 - q * r1, r1)
+        s0, s1 = np.where(q > 0, s1, s0), np.where(q > 0, s0 - q * s1, s1)
+    inv = np.mod(s0, n)  # n = 1: 0
+    t = np.mod(np.mod(-(lo // g), n) * inv, n)
+    return lo + t * m
 
 
 def _up(lo: np.ndarray, m: np.ndarray, floor: np.ndarray) -> np.ndarray:
