@@ -25,7 +25,7 @@ Method.
   packing lanes, ``T mod 16 == 0``) is undecided is split into residue classes
   (``T = r (mod m)`` into classes mod ``2m``); any other box in two along the
   coordinate whose halves have the best bounds (*strong branching*: all are tried, after
-  the first 2,000 splits the 5 that gave the best split most often), cut at the
+  the first 2,000 splits the 4 that gave the best split most often), cut at the
   tile-count boundary (where some ``ceil(N/T)`` changes) nearest to the geometric mean
   of the range, or at that mean. A trial that prunes one of its halves also cuts the
   box: the children keep only their part outside every pruned half.
@@ -83,7 +83,7 @@ Steps = Generator[np.ndarray | None, Any, None]
 _ENUM_CHUNK = 400_000  # points per exact evaluation call
 #: boxes split per step of find_optimum's best-first loop, at least (the chunks of the
 #: lowest bounds, merged): strong branching bounds ~10x as many children in one batch
-_EXPAND_AT_LEAST = 512
+_EXPAND_AT_LEAST = 1024
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def _finite(x: float) -> float | None:
 _BEAM = 64  # boxes followed by a dive
 #: strong branching: after ``_WARMUP`` splits, only the ``_TRIALS`` coordinates that gave the
 #: best split most often so far (among those a box can split) are tried
-_TRIALS = 5
+_TRIALS = 4
 _WARMUP = 2000
 _WINDOW = 6  # polish: values either side of the incumbent's in a pair sweep
 _POLISH_PASSES = 8
@@ -474,7 +474,9 @@ class BranchAndBound:
             right_at[d, rows] = start + len(rows) + np.arange(len(rows))
             left_hi[d, rows] = left.hi[:, d]
             start += 2 * len(rows)
-        a = self.assess(_Boxes.concat(cands, dims), np.concatenate(inherited), np.concatenate(fresh))
+        a = self.assess(_Boxes.concat(cands, dims),
+                        np.concatenate(inherited) if inherited else reached[:0],
+                        np.concatenate(fresh) if fresh else np.zeros(0, dtype=bool))
         dead = a.empty | a.over | (a.lb >= self.best_lat)
         eff = np.where(dead, np.inf, a.lb)
         weak = np.minimum(eff[left_at], eff[right_at])

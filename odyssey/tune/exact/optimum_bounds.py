@@ -16,8 +16,9 @@ Rules, per node (``a``, ``b`` the children's intervals):
   images of the interval ends (products over the four corners); ``ceil(N/T) * T`` in a
   product is one factor, bounded by ``N <= ceil(N/T)*T <= N + T - 1`` and its corners;
   ``P**-s`` in a product, ``P`` the monomial of a cap (``5*q_i*q_j*T_k2 <= DSP``: the
-  latency's ``1/(PEs * SIMD)``), is one factor with ``P <= cap``: the latency bound of a
-  box is not taken at a PE count over the budget;
+  latency's ``1/(PEs * SIMD)``), is one factor with ``P <= cap`` (and at most a box's own
+  limit, when given: :mod:`.optimum_reach`): the latency bound of a box is not taken at a
+  PE count over the budget;
 * ``a / b``, ``floor(a/b)``, ``ceil(a/b)``: over the corners; an integer-valued denominator
   is non-zero at every model point (the :mod:`odyssey.expr` contract), so ``[0, h]``
   becomes ``[1, h]``; a denominator that may change sign gives ``(-inf, inf)``;
@@ -33,8 +34,8 @@ Rules, per node (``a``, ``b`` the children's intervals):
   dividing a tile size, or a block size ``T_i2*T_j2``) exact once a box fixes the residues.
 
 Integral nodes are computed exactly in float64 (values stay far below 2**50) and their
-ends rounded inward to integers; every other result is rounded outward by one unit in the
-last place, so the intervals stay sound under floating point.
+ends rounded inward to integers; every other result is rounded outward by at least one unit
+in the last place, so the intervals stay sound under floating point.
 """
 
 from __future__ import annotations
@@ -574,6 +575,11 @@ class IntervalProgram:
             f = np.ceil if ceil else np.floor
             return f(ql), f(qh)
         bl, bh = _nonzero_int(bl, bh)
+        if _nonneg(al) and _nonneg(np.asarray(bl) - 1) and _small(ah):
+            # a >= 0, b >= 1 (the tile counts): monotone, the two ends' quotients, rounded
+            # and floored (or ceiled), exact below 2**52 (see _small)
+            f = np.ceil if ceil else np.floor
+            return _clean(f(al / bh), f(ah / bl), True)
         straddle = (bl < 0) & (bh > 0)
         if ceil:  # ceil(a/b) = -floor(-a/b)
             al, ah = -ah, -al

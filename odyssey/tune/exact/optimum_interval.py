@@ -56,6 +56,8 @@ def _words(y: tuple[Any, Any], lanes: tuple[Any, Any], cands: tuple[int, ...],
     ok &= first >= y1
     best = np.full(np.shape(ok), np.inf)
     for c in (1, *cands):
+        if not (np.any(ll <= c) and np.any(c <= lh)):  # no box takes c lanes
+            continue
         y_c = np.where(ok & (ll <= c) & (c <= lh), _first_multiple(first, step, c), np.inf)
         best = np.minimum(best, np.where(y_c <= yh, y_c / c, np.inf))
     return np.where(ok & np.isfinite(best), np.maximum(rl, np.ceil(best)), rl), rh
