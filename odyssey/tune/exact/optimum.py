@@ -428,17 +428,18 @@ class BranchAndBound:
 
     def expand(self, chunk: _Chunk) -> Generator[np.ndarray | None, Any, _Chunk | None]:
         """Split every box of the chunk and classify the children."""
-        parts: list[_Assessed] = []
+        dims = len(self.space.names)
         cong = chunk.cdim >= 0
-        if cong.any():
-            pieces = _split_congruence(chunk.boxes.take(cong), chunk.cdim[cong], chunk.cfactor[cong])
-            parts.append(self.assess(_Boxes.concat(pieces, len(self.space.names))))
-        if (~cong).any():
-            rest = ~cong
-            parts.append(self._strong_split(chunk.boxes.take(rest), chunk.reach[rest]))
-        return (yield from self.classify(_Assessed.concat(parts)))
+        pieces = _Boxes.concat(_split_congruence(chunk.boxes.take(cong), chunk.cdim[cong], chunk.cfactor[cong])
+                               if cong.any() else [], dims)
+        rest = ~cong
+        if not rest.any():
+            return (yield from self.classify(self.assess(pieces)))
+        # the residue classes are bounded with the trial halves: one evaluation of the tape
+        split, classes = self._strong_split(chunk.boxes.take(rest), chunk.reach[rest], pieces)
+        return (yield from self.classify(_Assessed.concat([classes, split])))
 
-    def _strong_split(self, boxes: _Boxes, reached: np.ndarray) -> _Assessed:
+    def _strong_split(self, boxes: _Boxes, reached: np.ndarray, extra: _Boxes) -> tuple[_Assessed, _Assessed]:
         """Split each box in two along the parameter whose halves have the highest bounds
         (*strong branching*): every parameter with two values or more is tried (after the
         first ``_WARMUP`` splits, the ``_TRIALS`` that won most often so far), and the
@@ -448,7 +449,9 @@ class BranchAndBound:
         Every other trial that pruned one half and kept the other also cuts the box: the
         pruned half holds no legal tiling within the budget faster than the incumbent, so
         the two children are taken within the box less every pruned half (a box again: on
-        each parameter, the kept half), and bounded again when that removed anything."""
+        each parameter, the kept half), and bounded again when that removed anything.
+
+        ``extra`` boxes are bounded in the same evaluation and returned second."""
         n, dims = len(boxes), len(self.space.names)
         counts = boxes.counts
         if self.wins.sum() >= _WARMUP and dims > _TRIALS:  # the coordinates that won most often
@@ -474,9 +477,10 @@ class BranchAndBound:
             right_at[d, rows] = start + len(rows) + np.arange(len(rows))
             left_hi[d, rows] = left.hi[:, d]
             start += 2 * len(rows)
-        a = self.assess(_Boxes.concat(cands, dims),
-                        np.concatenate(inherited) if inherited else reached[:0],
-                        np.concatenate(fresh) if fresh else np.zeros(0, dtype=bool))
+        inherited.append(np.full((len(extra), reached.shape[1]), np.inf))
+        fresh.append(np.ones(len(extra), dtype=bool))
+        every = self.assess(_Boxes.concat([*cands, extra], dims), np.concatenate(inherited), np.concatenate(fresh))
+        a, classes = every.take(np.arange(start)), every.take(np.arange(start, start + len(extra)))
         dead = a.empty | a.over | (a.lb >= self.best_lat)
         eff = np.where(dead, np.inf, a.lb)
         weak = np.minimum(eff[left_at], eff[right_at])
@@ -493,7 +497,7 @@ class BranchAndBound:
         drop_left[rows, best] = drop_right[rows, best] = False
         cut = (drop_left | drop_right).any(axis=1)
         if not cut.any():
-            return chosen
+            return chosen, classes
         lo = np.where(drop_left, left_hi.T + boxes.mod, boxes.lo)
         hi = np.where(drop_right, left_hi.T, boxes.hi)
         both = np.concatenate([cut, cut])
@@ -507,7 +511,7 @@ class BranchAndBound:
         old = chosen.take(np.nonzero(both)[0])
         redone = _Assessed(shrunk, old.empty | ~ok, old.over & ok, np.where(ok, old.lb, np.inf), old.undecided,
                            old.reach)
-        return _Assessed.concat([chosen.take(np.nonzero(~both)[0]), redone])
+        return _Assessed.concat([chosen.take(np.nonzero(~both)[0]), redone]), classes
 
     # driver --------------------------------------------------------------------
 
