@@ -250,7 +250,8 @@ def test_seeded_search_is_at_least_as_good_as_unseeded_search() -> None:
         for seed in range(3):
             result = run_tuner(make_tuner(name, model, seed=seed), model, samples=budget)
             assert result.best is not None
-            assert result.samples + result.tuner_evaluations == budget
+            # the whole budget, unless the bound search proved the best optimal before
+            assert result.samples + result.tuner_evaluations == budget or result.stop_reason == "converged"
             bests.append(result.best.throughput_gops)
         return statistics.median(bests)
 

@@ -167,7 +167,7 @@ class Reach:
     cap's coordinates and of their parents (strong branching bounds many boxes that differ
     only in other coordinates, and the same parts again and again)."""
 
-    _LIMIT = 1 << 21  # entries kept; the memo starts afresh beyond
+    _LIMIT = 1 << 18  # entries kept (about 300 bytes each); the memo starts afresh beyond
 
     def __init__(self, budget: MonomialBudget, space: _Space) -> None:
         self.budget, self.space = budget, space
