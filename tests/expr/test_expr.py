@@ -269,6 +269,23 @@ def test_map_expr_rebuilds_with_the_simplifying_constructors() -> None:
     assert map_expr(epow(x + y, 3), lambda n, rec: I if n == y else None) == epow(x + I, 3)
 
 
+def test_map_expr_leaves_no_reference_cycle() -> None:
+    """What a mapping made is freed when it returns, not left to the cyclic collector (a
+    recursive closure held itself, and so its memo: ~23,000 objects per model build)."""
+    import gc
+
+    e = where(le(x, 4), ceil_div(I, T) * T, epow(x + y, 2)) + emin(x, J)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):
+            assert substitute(e, {T.name: 8, "x": y}) == where(le(y, 4), ceil_div(I, 8) * 8,
+                                                            epow(2 * y, 2)) + emin(y, J)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
 def test_map_expr_lets_fn_choose_the_children_and_maps_each_node_once() -> None:
     shared = ceil_div(I, T)
     e = where(le(shared, 8), shared * x, shared + y)
