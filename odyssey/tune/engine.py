@@ -60,7 +60,22 @@ WAIT_S = 0.05
 #: VGG16 layer shapes) in 18.95 CPU s with it, 17.11 s without, 17.09 s in a plain process
 #: (`scripts/bench_network.py`, 2026-11-25). Its flame graphs are not needed here; a remote
 #: cluster's workers keep their own configuration (docs/cluster.md says how to turn it off).
-LOCAL_WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
+#: The periodic callbacks of the local scheduler, nannies and workers are slowed down too: the
+#: event-loop tick (20 ms by default: it only times the loop, to warn when it blocks), the
+#: memory monitor (100 ms; 1 s still stops a runaway worker in time) and the system monitor
+#: (500 ms, for the dashboard's plots). Each wakes a thread that takes the interpreter lock
+#: from the task's thread. The VGG16 network's tasks on one worker took 43.6-44.0 CPU s with
+#: the defaults and 41.5-42.8 s without these wake-ups (`/tmp` probes, 2026-11-26); the
+#: `odyssey` process itself (scheduler, nannies) 0.4 CPU s less. Work stealing is off: the
+#: scheduler's queue hands each worker a task as it frees up (``worker-saturation``), so
+#: there is nothing to steal on a cluster of equal single-threaded workers.
+LOCAL_WORKER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.scheduler.work-stealing": False,
+}
 
 
 class EngineError(OdysseyError):

@@ -124,10 +124,11 @@ def test_follow_up_tasks_join_the_run_here_and_on_two_workers() -> None:
         run_tasks(tasks, Engine(), follow=lambda k, v: [Task("t0", _square, (1,))])
 
 
-def _where(x: int) -> tuple[int, str, bool, bool, tuple[int, ...]]:
+def _where(x: int) -> tuple[int, str, bool, bool, tuple[int, ...], tuple[float, ...]]:
     """The input, the address of the worker running the task, whether that worker runs
-    Dask's statistical profiler, whether it ends without the interpreter's teardown, and
-    its garbage collector's thresholds."""
+    Dask's statistical profiler, whether it ends without the interpreter's teardown, its
+    garbage collector's thresholds, and the periods (ms) of its event-loop tick and memory
+    monitor."""
     import gc
 
     from distributed import get_worker
@@ -135,7 +136,8 @@ def _where(x: int) -> tuple[int, str, bool, bool, tuple[int, ...]]:
     time.sleep(0.2)  # long enough that both workers take tasks
     w = get_worker()
     return (x, w.address, "profile" in w.periodic_callbacks, "odyssey-quick-exit" in w.plugins,
-            gc.get_threshold())
+            gc.get_threshold(), tuple(w.periodic_callbacks[k].callback_time
+                                      for k in ("tick", "memory_monitor")))
 
 
 def _again_near(key: str, value: Any) -> list[Task]:
@@ -157,6 +159,8 @@ def test_follow_up_runs_near_its_task_and_workers_do_not_profile() -> None:
     assert all(v[3] for v in run.results.values())
     # ... and set the garbage collector as the `odyssey` command does (odyssey.runtime)
     assert all(v[4] == GC_THRESHOLDS for v in run.results.values())
+    # ... and wake their event loops less often (engine.LOCAL_WORKER_CONFIG)
+    assert all(v[5] == (1000, 1000) for v in run.results.values())
     here = run_tasks([Task("a", _square, (3,))], Engine(),
                      follow=lambda k, v: [Task("b", _square, (4,), near="a")] if k == "a" else [])
     assert here.results == {"a": (3, 9), "b": (4, 16)}  # in this process ``near`` changes nothing
