@@ -124,11 +124,11 @@ def test_follow_up_tasks_join_the_run_here_and_on_two_workers() -> None:
         run_tasks(tasks, Engine(), follow=lambda k, v: [Task("t0", _square, (1,))])
 
 
-def _where(x: int) -> tuple[int, str, bool, bool, tuple[int, ...], tuple[float, ...]]:
+def _where(x: int) -> tuple[int, str, bool, bool, tuple[int, ...], tuple[float, ...], str]:
     """The input, the address of the worker running the task, whether that worker runs
     Dask's statistical profiler, whether it ends without the interpreter's teardown, its
     garbage collector's thresholds, and the periods (ms) of its event-loop tick and memory
-    monitor."""
+    monitor, and its ``MALLOC_TRIM_THRESHOLD_``."""
     import gc
 
     from distributed import get_worker
@@ -137,7 +137,8 @@ def _where(x: int) -> tuple[int, str, bool, bool, tuple[int, ...], tuple[float, 
     w = get_worker()
     return (x, w.address, "profile" in w.periodic_callbacks, "odyssey-quick-exit" in w.plugins,
             gc.get_threshold(), tuple(w.periodic_callbacks[k].callback_time
-                                      for k in ("tick", "memory_monitor")))
+                                      for k in ("tick", "memory_monitor")),
+            os.environ.get("MALLOC_TRIM_THRESHOLD_", ""))
 
 
 def _again_near(key: str, value: Any) -> list[Task]:
@@ -161,6 +162,8 @@ def test_follow_up_runs_near_its_task_and_workers_do_not_profile() -> None:
     assert all(v[4] == GC_THRESHOLDS for v in run.results.values())
     # ... and wake their event loops less often (engine.LOCAL_WORKER_CONFIG)
     assert all(v[5] == (1000, 1000) for v in run.results.values())
+    # ... and keep glibc's own heap trimming (not Dask's MALLOC_TRIM_THRESHOLD_=65536)
+    assert all(v[6] == os.environ.get("MALLOC_TRIM_THRESHOLD_", "") for v in run.results.values())
     here = run_tasks([Task("a", _square, (3,))], Engine(),
                      follow=lambda k, v: [Task("b", _square, (4,), near="a")] if k == "a" else [])
     assert here.results == {"a": (3, 9), "b": (4, 16)}  # in this process ``near`` changes nothing
