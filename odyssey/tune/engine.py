@@ -43,8 +43,10 @@ values, so that ``failed`` holds only what went wrong with the run itself.
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -312,34 +314,57 @@ def _drive(client: Any, tasks: Sequence[Task], engine: Engine, on_done: OnDone |
 
     interrupted = False
     try:
-        while pending:
-            done = finished.next_batch(block=False) if finished.has_ready() else []
-            if not done:
-                time.sleep(WAIT_S)
-            while done:  # each future dropped once read: the cluster forgets it then
-                fut = done.pop()
-                pending.discard(fut)
-                key = futures.pop(fut)
-                if fut.status == "finished":
-                    ran_on[key], results[key] = fut.result()
-                    submit_more(key, results[key])
-                    if on_done is not None:
-                        on_done(key, results[key], len(results) + len(failed), total)
-                else:
-                    exc = fut.exception()
-                    failed[key] = f"{type(exc).__name__}: {exc}"
-                    notice(f"task {key} failed on the cluster: {failed[key]}")
-                    submit_more(key, None)
-                del fut
-            while not removed.empty():
-                _worker_left(removed.get(), prefix, by_key, notice)
-    except KeyboardInterrupt:
+        with _interrupt_flag() as ctrl_c:
+            while pending and not ctrl_c.is_set():
+                done = finished.next_batch(block=False) if finished.has_ready() else []
+                if not done:
+                    time.sleep(WAIT_S)
+                while done:  # each future dropped once read: the cluster forgets it then
+                    fut = done.pop()
+                    pending.discard(fut)
+                    key = futures.pop(fut)
+                    if fut.status == "finished":
+                        ran_on[key], results[key] = fut.result()
+                        submit_more(key, results[key])
+                        if on_done is not None:
+                            on_done(key, results[key], len(results) + len(failed), total)
+                    else:
+                        exc = fut.exception()
+                        failed[key] = f"{type(exc).__name__}: {exc}"
+                        notice(f"task {key} failed on the cluster: {failed[key]}")
+                        submit_more(key, None)
+                    del fut
+                while not removed.empty():
+                    _worker_left(removed.get(), prefix, by_key, notice)
+            interrupted = ctrl_c.is_set()
+    except KeyboardInterrupt:  # where the flag is not in use (see _interrupt_flag)
         interrupted = True
+    if interrupted:
         client.cancel(list(pending))
     with contextlib.suppress(Exception):  # the scheduler may be gone already
         client.unsubscribe_topic("all")
     return EngineRun(results, failed, interrupted, tuple(notices), time.perf_counter() - start,
                      engine.describe())
+
+
+@contextlib.contextmanager
+def _interrupt_flag() -> Iterator[threading.Event]:
+    """While the run waits for its tasks, Ctrl-C (SIGINT) sets the event it yields instead of
+    raising KeyboardInterrupt wherever the main thread happens to be: raised inside a
+    finalizer (a Dask ``Future.__del__`` runs on every result read) it is printed as
+    "Exception ignored" and lost, and the run went on to the end. Only in the main thread,
+    and only where SIGINT has Python's default handler (an ignored signal stays ignored);
+    elsewhere the event is never set and KeyboardInterrupt is raised as usual."""
+    hit = threading.Event()
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield hit
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: hit.set())
+    try:
+        yield hit
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _located(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:

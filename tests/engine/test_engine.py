@@ -256,6 +256,35 @@ def test_ctrl_c_cancels_the_rest_and_writes_what_finished(tmp_path: Path) -> Non
     assert "Traceback" not in text, text  # the workers ignore the signal, the command exits
 
 
+def _nap(x: int) -> int:
+    time.sleep(0.3)
+    return x
+
+
+class _CtrlCOnDel:
+    """Sends this process SIGINT from its finalizer: the signal's handler runs there, where a
+    KeyboardInterrupt would be printed as "Exception ignored" and lost (as it was from a
+    Dask ``Future.__del__``)."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_ctrl_c_inside_a_finalizer_still_interrupts_the_run() -> None:
+    def on_done(key: str, value: Any, done: int, total: int) -> None:
+        if done == 1:
+            _CtrlCOnDel()  # dropped at once
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        run = run_tasks([Task(f"t{i}", _nap, (i,)) for i in range(10)], Engine(workers=2),
+                        on_done=on_done)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert run.interrupted and 1 <= len(run.results) < 10 and not run.failed
+
+
 def _default_sigint() -> None:
     """In the child: Ctrl-C's default (a runner may start the tests with SIGINT ignored)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
