@@ -54,7 +54,7 @@ def _cmd_network(args: argparse.Namespace) -> int:
         line(f"[shape {p.shape}/{p.shapes}: {','.join(p.layers)}] {phase}design "
              f"{p.design}/{p.designs} {p.design_id}: best {best:.1f} GOP/s, {p.seconds:.0f} s")
 
-    tasks = TaskProgress(engine, None, _task_gops, "(shape, design) task",
+    tasks = TaskProgress(engine, None, _task_gops, "task",
                          group=lambda key: " ".join(key.split(" ")[:2])) \
         if engine.distributed else None
     try:
@@ -71,9 +71,9 @@ def _cmd_network(args: argparse.Namespace) -> int:
 
 
 def _task_gops(value: Any) -> float | None:
-    """GOP/s of a finished (shape, design) task (None: no feasible tiling)."""
-    trial = value.trial
-    return trial.throughput_gops if trial is not None else None
+    """The best GOP/s of a finished task's designs (None: no feasible tiling)."""
+    gops = [r.trial.throughput_gops for r in value if r.trial is not None]
+    return max(gops) if gops else None
 
 
 def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,

@@ -33,8 +33,9 @@ five searched on with the rest (:mod:`odyssey.network.schedule`; ``schedule="ful
 every design the whole budget).
 
 With a distributed :class:`~odyssey.tune.engine.Engine` the (shape, design) phases are tasks
-on Dask workers (:func:`design_task`: the kernel source, the layer's sizes, the design id, the
-budget and the seed travel; the worker rebuilds the model), with the same results.
+on Dask workers (:func:`odyssey.network.worker.designs_task`: the kernel source at the
+layer's sizes, the design ids, budgets and seeds travel; the worker rebuilds the models),
+with the same results.
 """
 
 from __future__ import annotations
@@ -63,11 +64,12 @@ from odyssey.network.schedule import (
     run_phase,
     screen_samples,
 )
+from odyssey.network.worker import CHUNK, Job, designs_task
 from odyssey.platforms import Platform
 from odyssey.tune import Progress
 from odyssey.tune import tuner_options as allowed_options
 from odyssey.tune.engine import Engine, OnDone, OnNotice, Task, run_tasks
-from odyssey.tune.tasks import KernelSource, cached_model, kernel_space, task_seed
+from odyssey.tune.tasks import KernelSource, task_seed
 
 #: largest array dimension of the ``all`` space (the paper's Table 2: 1D and 2D arrays)
 ALL_MAX_DIM = 2
@@ -428,18 +430,6 @@ def _tune_shape(
     return _shape_result(plan, n, runs, complete, time.perf_counter() - shape_start), interrupted
 
 
-def design_task(src: KernelSource, design_id: str, platform: Platform, method: str,
-                options: Mapping[str, Any], phase: str, time_s: float | None,
-                samples: int | None, seed: int, seeds: tuple[Tiling, ...] = ()) -> PhaseRun:
-    """One (shape, design) phase on a worker of :mod:`odyssey.tune.engine`: the shape's space
-    rebuilt from the kernel source (once per worker), the design's model kept for its next
-    phase (:func:`~odyssey.tune.tasks.cached_model`), the phase run as here."""
-    design = kernel_space(src).design(design_id)
-    return run_phase(lambda: cached_model(src, design_id, platform), design, phase=phase,
-                     method=method, options=options, time_s=time_s, samples=samples, seed=seed,
-                     seeds=seeds)
-
-
 def _shape_result(plan: _Plan, n: int, runs: Sequence[PhaseRun], complete: bool,
                   seconds: float) -> ShapeResult:
     """The shape's best design over ``runs`` (in the designs' order: the first of the
@@ -473,57 +463,79 @@ def _tune_on_engine(
     plans: list[_Plan], engine: Engine, budget: _Budget, *, on_task: OnDone | None,
     on_notice: OnNotice | None,
 ) -> tuple[list[ShapeResult], bool]:
-    """Every (shape, design) phase as a task of ``engine``: the screenings (or full searches)
-    first, a shape's searches submitted when its last screening finishes; the shapes with
-    at least one finished design (``complete`` when all finished), and whether the run was
-    interrupted. A shape's ``seconds`` are its designs' search times summed."""
+    """Every (shape, design) phase on ``engine``'s workers (:mod:`odyssey.network.worker`):
+    the screenings (or full searches), :data:`~odyssey.network.worker.CHUNK` designs of a
+    shape per task, first; a shape's searches, one task each, submitted when its last
+    screening finishes, each to the worker that screened the design (it holds the model).
+    The shapes with at least one finished design (``complete`` when all finished), and
+    whether the run was interrupted. A shape's ``seconds`` are its designs' search times
+    summed."""
 
-    def task(n: int, plan: _Plan, d: Design, phase: str, seeds: tuple[Tiling, ...] = ()) -> Task:
-        time_s, samples, seed = budget.phase(plan, d, phase)
-        first = f"shape {n} {d.id}"
-        # a search goes to the worker that screened the design: it holds the model
-        return Task(first + " search" if phase == "search" else first, design_task,
-                    (plan.src, d.id, budget.platform, budget.method, dict(budget.options), phase,
-                     time_s, samples, seed, seeds), near=first if phase == "search" else "")
+    def task(key: str, plan: _Plan, positions: Sequence[int], phase: str,
+             seeds: tuple[Tiling, ...] = (), near: str = "") -> Task:
+        jobs = []
+        for i in positions:
+            time_s, samples, seed = budget.phase(plan, plan.designs[i], phase)
+            jobs.append(Job(plan.designs[i].id, i, phase, time_s, samples, seed, seeds))
+        return Task(key, designs_task, (plan.src, budget.platform, budget.method,
+                                        dict(budget.options), tuple(jobs)), near=near)
 
     tasks: list[Task] = []
-    first_phase: dict[str, tuple[int, int]] = {}  # key -> (shape, design index)
+    first_phase: dict[str, tuple[int, range]] = {}  # key -> (shape, its designs' positions)
+    screened_by: dict[tuple[int, int], str] = {}  # (shape, position) -> key of its first task
     for n, plan in enumerate(plans, 1):
         phase = "full" if budget.screen(plan) is None else "screen"
-        for i, d in enumerate(plan.designs):
-            t = task(n, plan, d, phase)
-            first_phase[t.key] = (n, i)
-            tasks.append(t)
-    screened: dict[int, dict[int, PhaseRun | None]] = {n: {} for n in range(1, len(plans) + 1)}
+        for lo in range(0, len(plan.designs), CHUNK):
+            part = range(lo, min(lo + CHUNK, len(plan.designs)))
+            key = f"shape {n} {phase} {_ids(plan, part)}"
+            first_phase[key] = (n, part)
+            screened_by.update({(n, i): key for i in part})
+            tasks.append(task(key, plan, part, phase))
+    firsts: dict[int, dict[int, PhaseRun | None]] = {n: {} for n in range(1, len(plans) + 1)}
+    searches: dict[str, tuple[int, int]] = {}  # key -> (shape, position)
 
     def follow(key: str, value: Any) -> list[Task]:
-        """A shape's searches, once every design of it is screened (a failed screening
-        counts as a design without a feasible tiling)."""
+        """A shape's searches, once every design of it is screened (a screening the cluster
+        failed counts as a design without a feasible tiling)."""
         if key not in first_phase:
             return []
-        n, i = first_phase[key]
+        n, part = first_phase[key]
         plan = plans[n - 1]
-        if budget.screen(plan) is None:
+        firsts[n].update({i: value[k] if value is not None else None
+                          for k, i in enumerate(part)})
+        if budget.screen(plan) is None or len(firsts[n]) < len(plan.designs):
             return []
-        screened[n][i] = value
-        if len(screened[n]) < len(plan.designs):
-            return []
-        runs = [screened[n][j] or _failed(plan.designs[j], "screening failed")
+        runs = [firsts[n][j] or _failed(plan.designs[j], "screening failed")
                 for j in range(len(plan.designs))]
-        return [task(n, plan, plan.designs[j], "search", runs[j].elite) for j in kept(runs)]
+        out = []
+        for j in kept(runs):
+            key = f"shape {n} search {plan.designs[j].id}"
+            searches[key] = (n, j)
+            out.append(task(key, plan, [j], "search", runs[j].elite, near=screened_by[n, j]))
+        return out
 
     run = run_tasks(tasks, engine, on_done=on_task, on_notice=on_notice, follow=follow)
+    searched: dict[tuple[int, int], PhaseRun] = {}
+    found: dict[tuple[int, int], PhaseRun] = {}
+    for key, (n, part) in first_phase.items():
+        if key in run.results:
+            found.update({(n, i): r for i, r in zip(part, run.results[key], strict=True)})
+        elif key in run.failed:
+            found.update({(n, i): _failed(plans[n - 1].designs[i],
+                                          f"the cluster failed it: {run.failed[key]}")
+                          for i in part})
+    for key, (n, j) in searches.items():
+        if key in run.results:
+            searched[n, j] = run.results[key][0]
+        elif key in run.failed:
+            searched[n, j] = _failed(plans[n - 1].designs[j],
+                                     f"the cluster failed it: {run.failed[key]}")
     shapes: list[ShapeResult] = []
     for n, plan in enumerate(plans, 1):
-        firsts: list[PhaseRun | None] = []
-        for d in plan.designs:
-            key = f"shape {n} {d.id}"
-            firsts.append(run.results[key] if key in run.results else
-                          _failed(d, f"the cluster failed it: {run.failed[key]}")
-                          if key in run.failed else None)
-        if all(r is None for r in firsts):
+        got = [found.get((n, i)) for i in range(len(plan.designs))]
+        if all(r is None for r in got):
             continue
-        done = [r for r in firsts if r is not None]
+        done = [r for r in got if r is not None]
         complete = len(done) == len(plan.designs)
         if budget.screen(plan) is None:
             runs = done
@@ -531,18 +543,20 @@ def _tune_on_engine(
             all_screened = complete  # every design screened: the kept ones are known
             keep = set(kept(done)) if all_screened else set()
             runs = []
-            for i, r in enumerate(firsts):
+            for i, r in enumerate(got):
                 if r is None:
                     continue
-                key = f"shape {n} {plan.designs[i].id} search"
-                search = run.results.get(key) or (
-                    _failed(plan.designs[i], f"the cluster failed it: {run.failed[key]}")
-                    if key in run.failed else None)
+                search = searched.get((n, i))
                 complete &= search is not None or i not in keep
                 runs.append(merged(r, search, i in keep or not all_screened))
         shapes.append(_shape_result(plan, n, runs, complete,
                                     sum(r.outcome.seconds for r in runs)))
     return shapes, run.interrupted
+
+
+def _ids(plan: _Plan, part: range) -> str:
+    """The ids of a task's designs, for its key: ``o-ohw.ipq,oh-ohw.ipq,ow-ohw.ipq``."""
+    return ",".join(plan.designs[i].id for i in part)
 
 
 def _failed(d: Design, error: str) -> PhaseRun:

@@ -15,9 +15,10 @@ designs that end far behind. Under a sample budget the run has two phases per sh
 
 Every kept design has had ``N`` samples in all, so ``--samples`` stays a cap per (shape,
 design). The phase-2 set depends on the shape's screening results only, never on which task
-finished first, so a run on Dask workers gives the serial run's results: the screening of
-every shape is one task per design, and a shape's searches are submitted as its last
-screening finishes (:func:`odyssey.tune.engine.run_tasks`' ``follow``).
+finished first, so a run on Dask workers gives the serial run's results: a shape's
+screenings are tasks of a few designs each, and its searches are submitted as its last
+screening finishes (:func:`odyssey.tune.engine.run_tasks`' ``follow``;
+:mod:`odyssey.network.worker`).
 
 No design is dropped on a proof: the interval branch and bound of :mod:`odyssey.tune.exact`
 that could show a design cannot beat the shape's best took 13 to 29 s per design on VGG16

@@ -226,7 +226,7 @@ def test_network_on_two_workers_as_here(tmp_path: Path) -> None:
         assert [{k: v for k, v in d.items() if k != "seconds"} for d in a["designs"]] == \
             [{k: v for k, v in d.items() if k != "seconds"} for d in b["designs"]]
     assert out1.splitlines()[:-3] == out2.splitlines()[:-3]  # the table
-    assert "[13/13] shape " in err2 and "best of shape 2 " in err2
+    assert "[5/5] shape " in err2 and "best of shape 2 " in err2  # 1 + 12 designs, 3 a task
     assert _run([*argv, "--shared-array", "--workers", "2"])[0] == 2
 
 
