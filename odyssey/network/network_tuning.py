@@ -68,7 +68,8 @@ from odyssey.network.worker import CHUNK, Job, designs_task
 from odyssey.platforms import Platform
 from odyssey.tune import Progress
 from odyssey.tune import tuner_options as allowed_options
-from odyssey.tune.engine import Engine, OnDone, OnNotice, Task, run_tasks
+from odyssey.tune.engine import Engine, OnDone, OnNotice, Session, Task
+from odyssey.tune.registry import tuner_module
 from odyssey.tune.tasks import KernelSource, task_seed
 
 #: largest array dimension of the ``all`` space (the paper's Table 2: 1D and 2D arrays)
@@ -265,10 +266,11 @@ def tune_network(
     (``screen`` or ``full``) shares a sample budget among a shape's designs as
     :mod:`odyssey.network.schedule` says.
 
-    With a distributed ``engine`` (:mod:`odyssey.tune.engine`) every (shape, design) phase is
-    a task on its workers, with its own seed as here, so a sample-budgeted run gives the
+    With a distributed ``engine`` (:mod:`odyssey.tune.engine`) every (shape, design) phase
+    runs on its workers, with its own seed as here, so a sample-budgeted run gives the
     same results; ``on_task``/``on_notice`` then report finished tasks and worker deaths
-    (``progress`` is for the run here).
+    (``progress`` is for the run here). A local cluster starts (its workers importing
+    the tasks' modules) while the shapes are analysed here.
 
     ``dw_kernel`` defaults to ``dwconv.c`` next to ``kernel``. Every shape's kernel is
     loaded and analysed (and a fixed ``design`` resolved) before any tuning starts, so bad
@@ -278,25 +280,29 @@ def tune_network(
         raise NetworkError("tune_network needs a budget: time_s, samples, or both")
     check_schedule(schedule)
     dw = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
-    options = dict(tuner_options or {})
-    unknown = sorted(set(options) - allowed_options(method))  # also checks the method's name
-    if unknown:
-        raise NetworkError(f"unknown option(s) {', '.join(unknown)} for tuner {method!r}")
-    plans = _plan(network, Path(kernel), dw, design)
-    budget = _Budget(platform, method, options, time_s, samples, seed, schedule)
-    started = time.perf_counter()
-    shapes: list[ShapeResult] = []
-    interrupted = False
-    if engine is not None and engine.distributed:
-        shapes, interrupted = _tune_on_engine(plans, engine, budget, on_task=on_task,
-                                              on_notice=on_notice)
-    for n, plan in enumerate(() if engine is not None and engine.distributed else plans, 1):
-        result, interrupted = _tune_shape(plan, n, len(plans), budget, progress=progress,
-                                          started=started)
-        if result is not None:
-            shapes.append(result)
-        if interrupted:
-            break
+    engine = engine or Engine()
+    # a cluster starts (its workers loading the tuner) while the shapes are analysed here
+    with Session(engine, preload=(designs_task.__module__, tuner_module(method))) as session:
+        options = dict(tuner_options or {})
+        # (the tuner's module is imported only to check options: a cluster's workers load it)
+        unknown = sorted(set(options) - allowed_options(method)) if options else []
+        if unknown:
+            raise NetworkError(f"unknown option(s) {', '.join(unknown)} for tuner {method!r}")
+        plans = _plan(network, Path(kernel), dw, design)
+        budget = _Budget(platform, method, options, time_s, samples, seed, schedule)
+        started = time.perf_counter()
+        shapes: list[ShapeResult] = []
+        interrupted = False
+        if engine.distributed:
+            shapes, interrupted = _tune_on_engine(plans, session, budget, on_task=on_task,
+                                                  on_notice=on_notice)
+        for n, plan in enumerate(() if engine.distributed else plans, 1):
+            result, interrupted = _tune_shape(plan, n, len(plans), budget, progress=progress,
+                                              started=started)
+            if result is not None:
+                shapes.append(result)
+            if interrupted:
+                break
     by_key = {(s.kind, s.sizes): s for s in shapes}
     layers: list[LayerResult] = []
     first: dict[tuple[str, tuple[tuple[str, int], ...]], str] = {}
@@ -460,7 +466,7 @@ def _shape_result(plan: _Plan, n: int, runs: Sequence[PhaseRun], complete: bool,
 
 
 def _tune_on_engine(
-    plans: list[_Plan], engine: Engine, budget: _Budget, *, on_task: OnDone | None,
+    plans: list[_Plan], session: Session, budget: _Budget, *, on_task: OnDone | None,
     on_notice: OnNotice | None,
 ) -> tuple[list[ShapeResult], bool]:
     """Every (shape, design) phase on ``engine``'s workers (:mod:`odyssey.network.worker`):
@@ -485,8 +491,9 @@ def _tune_on_engine(
     screened_by: dict[tuple[int, int], str] = {}  # (shape, position) -> key of its first task
     for n, plan in enumerate(plans, 1):
         phase = "full" if budget.screen(plan) is None else "screen"
-        for lo in range(0, len(plan.designs), CHUNK):
-            part = range(lo, min(lo + CHUNK, len(plan.designs)))
+        chunk = CHUNK if n < len(plans) else 1  # the last shape's: the workers end together
+        for lo in range(0, len(plan.designs), chunk):
+            part = range(lo, min(lo + chunk, len(plan.designs)))
             key = f"shape {n} {phase} {_ids(plan, part)}"
             first_phase[key] = (n, part)
             screened_by.update({(n, i): key for i in part})
@@ -514,7 +521,7 @@ def _tune_on_engine(
             out.append(task(key, plan, [j], "search", runs[j].elite, near=screened_by[n, j]))
         return out
 
-    run = run_tasks(tasks, engine, on_done=on_task, on_notice=on_notice, follow=follow)
+    run = session.run(tasks, on_done=on_task, on_notice=on_notice, follow=follow)
     searched: dict[tuple[int, int], PhaseRun] = {}
     found: dict[tuple[int, int], PhaseRun] = {}
     for key, (n, part) in first_phase.items():

@@ -43,6 +43,10 @@ class _Registry(Mapping[str, type[Tuner]]):
     def __contains__(self, name: object) -> bool:
         return name in self._paths
 
+    def module(self, name: str) -> str:
+        """The module that defines tuner ``name`` (not imported)."""
+        return self._paths[name].rpartition(".")[0]
+
 
 #: tuners by name, each constructed as ``cls(model, rng=..., **options)``
 TUNERS: Mapping[str, type[Tuner]] = _Registry({
@@ -70,6 +74,14 @@ def _keyword_options(cls: type[Tuner]) -> frozenset[str]:
     params = inspect.signature(cls.__init__).parameters
     return frozenset(n for n, p in params.items()
                      if p.kind is inspect.Parameter.KEYWORD_ONLY and n != "rng")
+
+
+def tuner_module(name: str) -> str:
+    """The module of tuner ``name``, by name (for a worker to import as it starts)."""
+    if name not in TUNERS:
+        raise TunerError(f"unknown tuner {name!r}; choose one of {', '.join(TUNERS)}")
+    assert isinstance(TUNERS, _Registry)
+    return TUNERS.module(name)
 
 
 def tuner_options(name: str) -> frozenset[str]:

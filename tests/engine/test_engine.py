@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import pytest
 
 from odyssey.cli import main
 from odyssey.runtime import GC_THRESHOLDS
-from odyssey.tune.engine import Engine, EngineError, Task, run_tasks
+from odyssey.tune.engine import Engine, EngineError, Session, Task, run_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 MM = str(ROOT / "kernels" / "mm.c")
@@ -100,6 +101,24 @@ def test_engine_on_a_cluster_of_its_own() -> None:
         assert run.where == f"on the Dask cluster at {cluster.scheduler_address}"
 
 
+def _imported(module: str) -> bool:
+    return module in sys.modules
+
+
+def test_a_session_starts_while_the_caller_prepares_and_runs_twice() -> None:
+    """The local cluster starts on a thread of its own (the caller goes on at once), its
+    workers import ``preload`` before any task, and one session runs several batches."""
+    assert "wave" not in sys.modules  # a module nothing here or in Dask imports
+    with Session(Engine(workers=2), preload=("wave",)) as session:
+        assert threading.active_count() > 1 and "wave" not in sys.modules
+        first = session.run([Task(f"w{i}", _imported, ("wave",)) for i in range(4)])
+        second = session.run([Task("t", _imported, ("tabnanny",))])
+    assert first.results == {f"w{i}": True for i in range(4)} and not first.failed
+    assert second.results == {"t": False}
+    with Session(Engine()) as here:  # in this process: nothing starts, nothing preloads
+        assert here.run([Task("w", _imported, ("wave",))]).results == {"w": False}
+
+
 def _then(key: str, value: Any) -> list[Task]:
     """A second phase: every square above 4 is squared again, once."""
     if key.startswith("t") and value is not None and value[1] > 4:
@@ -135,7 +154,9 @@ def _where(x: int) -> tuple[int, str, bool, bool, tuple[int, ...], tuple[float, 
 
     time.sleep(0.2)  # long enough that both workers take tasks
     w = get_worker()
-    return (x, w.address, "profile" in w.periodic_callbacks, "odyssey-quick-exit" in w.plugins,
+    return (x, w.address, "profile" in w.periodic_callbacks,
+            signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            and "odyssey.tune._dask_worker" in sys.modules,
             gc.get_threshold(), tuple(w.periodic_callbacks[k].callback_time
                                       for k in ("tick", "memory_monitor")),
             os.environ.get("MALLOC_TRIM_THRESHOLD_", ""))
@@ -155,7 +176,7 @@ def test_follow_up_runs_near_its_task_and_workers_do_not_profile() -> None:
     for i in range(6):  # each follow-up ran where its task did
         assert run.results[f"near t{i}"][1] == run.results[f"t{i}"][1]
     # the local cluster's workers run without the profiler (engine.LOCAL_WORKER_CONFIG) and
-    # skip the interpreter's teardown when the cluster closes (_dask_plugin.ExitWithoutTeardown)
+    # ignore Ctrl-C and skip the interpreter's teardown (_dask_worker.dask_setup)
     assert not any(v[2] for v in run.results.values())
     assert all(v[3] for v in run.results.values())
     # ... and set the garbage collector as the `odyssey` command does (odyssey.runtime)
@@ -226,7 +247,8 @@ def test_network_on_two_workers_as_here(tmp_path: Path) -> None:
         assert [{k: v for k, v in d.items() if k != "seconds"} for d in a["designs"]] == \
             [{k: v for k, v in d.items() if k != "seconds"} for d in b["designs"]]
     assert out1.splitlines()[:-3] == out2.splitlines()[:-3]  # the table
-    assert "[5/5] shape " in err2 and "best of shape 2 " in err2  # 1 + 12 designs, 3 a task
+    # 1 design, then the last shape's 12 one per task (the workers end together)
+    assert "[13/13] shape " in err2 and "best of shape 2 " in err2
     assert _run([*argv, "--shared-array", "--workers", "2"])[0] == 2
 
 
