@@ -1,7 +1,7 @@
 """Time and quality of `odyssey network`: CPU and wall seconds, GOP/s overall and per layer.
 
 Usage: python scripts/bench_network.py [--network vgg16] [--shapes K] [--samples 5000]
-       [--schedule screen] [--workers 1] [--seed 0] [--reference FILE] [--out FILE]
+       [--schedule screen] [--workers 1] [--seed 0] [--reference FILE] [--out FILE] [--command]
 
 Runs :func:`odyssey.network.network_tuning.tune_network` on the network (its first
 ``--shapes`` distinct layer shapes, all by default: the README's
@@ -21,6 +21,11 @@ start-up included). Prints and writes, per run:
 * whether every run's results equal the first run's (designs, tilings, latencies, samples);
 * each later run's speed-up over the first, and what that many idle cores would give by the
   first run's task times (list scheduling, an estimate).
+
+``--command`` times the `odyssey network` command itself instead, as a user runs it: a new
+process per run (its imports, the cluster's start and close, the printing included), its
+wall time and CPU (its own and its workers'), its ``--json`` record compared with the first
+run's (every field but the times). No ``--shapes``, ``--reference`` or per-task figures.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ import argparse
 import dataclasses
 import json
 import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -64,6 +72,49 @@ def _reference(path: Path) -> dict[str, float]:
             if x.get("throughput_gops") is not None}
 
 
+def _untimed(record: dict[str, Any]) -> dict[str, Any]:
+    """An `odyssey network --json` record without what depends on the run's timing."""
+    out = {k: v for k, v in record.items() if k != "seconds"}
+    out["shapes"] = [{**{k: v for k, v in s.items() if k != "seconds"},
+                      "designs": [{k: v for k, v in d.items() if k != "seconds"}
+                                  for d in s["designs"]]} for s in record["shapes"]]
+    return out
+
+
+def _time_command(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Run the `odyssey network` command once per ``--workers`` entry (see the module)."""
+    runs: list[dict[str, Any]] = []
+    first: dict[str, Any] | None = None
+    for workers in (int(w) for w in args.workers.split(",")):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "run.json"
+            argv = [sys.executable, "-m", "odyssey.cli", "network", args.network, "--design",
+                    "all", "--samples", str(args.samples), "--schedule", args.schedule,
+                    "--seed", str(args.seed), "--kernel", str(ROOT / "kernels" / "cnn.c"),
+                    "--workers", str(workers), "--json", str(out)]
+            load0 = os.getloadavg()[0]
+            t0 = os.times()
+            start = time.perf_counter()
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wall = time.perf_counter() - start
+            t1 = os.times()
+            record = json.loads(out.read_text())
+        sig = _untimed(record)
+        first = sig if first is None else first
+        cpu = (t1.children_user - t0.children_user) + (t1.children_system - t0.children_system)
+        run = {"workers": workers, "wall_s": wall, "cpu_s": cpu,
+               "throughput_gops": record["totals"]["throughput_gops"],
+               "identical_to_first": sig == first, "load_before": load0,
+               "load_after": os.getloadavg()[0],
+               "speedup": runs[0]["wall_s"] / wall if runs else 1.0}
+        runs.append(run)
+        print(f"odyssey network --workers {workers}: {wall:.1f} s wall (speed-up "
+              f"{run['speedup']:.2f}x), {cpu:.1f} s CPU, network {run['throughput_gops']:.1f} "
+              f"GOP/s, identical to the first run: {run['identical_to_first']}, "
+              f"load {load0:.1f} -> {run['load_after']:.1f}", flush=True)
+    return runs
+
+
 def main() -> None:
     from odyssey.network.network_tuning import tune_network
     from odyssey.network.networks import load_network, unique_shapes
@@ -82,7 +133,21 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reference", type=Path)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--command", action="store_true",
+                    help="time the `odyssey network` command in a new process per run")
     args = ap.parse_args()
+    if args.command:
+        if args.shapes is not None or args.reference is not None:
+            ap.error("--command runs the whole network, without --shapes or --reference")
+        doc = {"command": f"odyssey network {args.network} --design all --samples "
+                          f"{args.samples} --schedule {args.schedule} --seed {args.seed} "
+                          "--kernel kernels/cnn.c --workers N --json FILE",
+               "cpus": os.cpu_count(), "runs": _time_command(args)}
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(doc, indent=1) + "\n")
+            print(f"wrote {args.out}")
+        return
     network = load_network(args.network)
     groups = unique_shapes(network)
     if args.shapes is not None:
@@ -125,7 +190,7 @@ def main() -> None:
             run["reference_gops"] = ops / ref_lat / 1e9 if ref_lat > 0 else None
             run["vs_reference"] = result.throughput_gops / run["reference_gops"] \
                 if run["reference_gops"] else None
-            run["layer_vs_reference"] = {k: v / ref[k] for k, v in layers.items() if k in ref}
+            run["layer_vs_reference"] = {k: v / ref[k] for k, v in layers.items() if k in ref and v is not None}
         run["speedup"] = runs[0]["wall_s"] / wall if runs else 1.0
         if runs:  # what N idle cores would give: the first run's task times, list-scheduled
             run["ideal_speedup"] = _ideal(runs[0]["task_s"], workers)
