@@ -4,9 +4,9 @@ models it keeps between tasks.
 A task (:func:`designs_task`) runs one phase of a few designs of one layer shape, one after
 another: :data:`CHUNK` screenings, or one design's search. Dask costs about 5 ms of CPU per
 task (2 ms in the `odyssey` process: scheduler, client, result; 3 ms in the worker), and a
-VGG16 screening takes 0.1-0.4 s; 3 screenings per task take 315 tasks down to 135 and cut
-that cost by more than half, while a shape of 30 designs still makes 10 tasks to spread
-(`scripts/bench_network.py`; see docs/cluster.md).
+VGG16 screening takes 0.1-0.4 s; 3 screenings per task (one for the last shape's, so the
+workers end together) take VGG16's 315 tasks down to 155, while a shape of 30 designs still
+makes 10 tasks to spread (`scripts/bench_network.py`; see docs/cluster.md).
 
 Models (:class:`ModelShelf`): a design's search runs on the worker that screened it (the
 task's ``near``), so the worker keeps the model its screening built. Which designs a shape

@@ -115,6 +115,8 @@ def test_a_session_starts_while_the_caller_prepares_and_runs_twice() -> None:
         second = session.run([Task("t", _imported, ("tabnanny",))])
     assert first.results == {f"w{i}": True for i in range(4)} and not first.failed
     assert second.results == {"t": False}
+    with pytest.raises(EngineError, match="closed"):
+        session.run([Task("late", _imported, ("wave",))])
     with Session(Engine()) as here:  # in this process: nothing starts, nothing preloads
         assert here.run([Task("w", _imported, ("wave",))]).results == {"w": False}
 
