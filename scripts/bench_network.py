@@ -81,6 +81,13 @@ def _untimed(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _write(doc: dict[str, Any], out: Path | None) -> None:
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"wrote {out}")
+
+
 def _time_command(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Run the `odyssey network` command once per ``--workers`` entry (see the module)."""
     runs: list[dict[str, Any]] = []
@@ -143,10 +150,7 @@ def main() -> None:
                           f"{args.samples} --schedule {args.schedule} --seed {args.seed} "
                           "--kernel kernels/cnn.c --workers N --json FILE",
                "cpus": os.cpu_count(), "runs": _time_command(args)}
-        if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(doc, indent=1) + "\n")
-            print(f"wrote {args.out}")
+        _write(doc, args.out)
         return
     network = load_network(args.network)
     groups = unique_shapes(network)
@@ -213,10 +217,7 @@ def main() -> None:
            "shapes": len(unique_shapes(network)), "all_shapes": len(groups),
            "cpus": os.cpu_count(), "reference": str(args.reference) if args.reference else None,
            "runs": runs}
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(doc, indent=1) + "\n")
-        print(f"wrote {args.out}")
+    _write(doc, args.out)
 
 
 if __name__ == "__main__":  # the LocalCluster's worker processes import this file again

@@ -522,21 +522,23 @@ def _tune_on_engine(
         return out
 
     run = session.run(tasks, on_done=on_task, on_notice=on_notice, follow=follow)
-    searched: dict[tuple[int, int], PhaseRun] = {}
+
+    def outcomes(key: str, n: int, positions: Sequence[int]) -> dict[tuple[int, int], PhaseRun]:
+        """The phases a finished task ran, or the cluster's failure for each of its designs
+        (none: not finished)."""
+        if key in run.results:
+            return dict(zip(((n, i) for i in positions), run.results[key], strict=True))
+        if key in run.failed:
+            error = f"the cluster failed it: {run.failed[key]}"
+            return {(n, i): _failed(plans[n - 1].designs[i], error) for i in positions}
+        return {}
+
     found: dict[tuple[int, int], PhaseRun] = {}
     for key, (n, part) in first_phase.items():
-        if key in run.results:
-            found.update({(n, i): r for i, r in zip(part, run.results[key], strict=True)})
-        elif key in run.failed:
-            found.update({(n, i): _failed(plans[n - 1].designs[i],
-                                          f"the cluster failed it: {run.failed[key]}")
-                          for i in part})
+        found.update(outcomes(key, n, part))
+    searched: dict[tuple[int, int], PhaseRun] = {}
     for key, (n, j) in searches.items():
-        if key in run.results:
-            searched[n, j] = run.results[key][0]
-        elif key in run.failed:
-            searched[n, j] = _failed(plans[n - 1].designs[j],
-                                     f"the cluster failed it: {run.failed[key]}")
+        searched.update(outcomes(key, n, [j]))
     shapes: list[ShapeResult] = []
     for n, plan in enumerate(plans, 1):
         got = [found.get((n, i)) for i in range(len(plan.designs))]

@@ -48,8 +48,7 @@ class _Registry(Mapping[str, type[Tuner]]):
         return self._paths[name].rpartition(".")[0]
 
 
-#: tuners by name, each constructed as ``cls(model, rng=..., **options)``
-TUNERS: Mapping[str, type[Tuner]] = _Registry({
+_REGISTRY = _Registry({
     "odyssey": "odyssey.tune.search.odyssey_tuner.OdysseyTuner",
     "evolutionary": "odyssey.tune.search.evolutionary.Evolutionary",
     "random": "odyssey.tune.search.random_search.RandomSearch",
@@ -65,6 +64,8 @@ TUNERS: Mapping[str, type[Tuner]] = _Registry({
     "sunstone": "odyssey.tune.baselines.sunstone.Sunstone",
     "mfbo": "odyssey.tune.fidelity.mfbo_tuner.MFBOTuner",
 })
+#: tuners by name, each constructed as ``cls(model, rng=..., **options)``
+TUNERS: Mapping[str, type[Tuner]] = _REGISTRY
 
 #: tuners whose ``**options`` go on to another tuner's constructor
 _FORWARDS: dict[str, str] = {"odyssey": "evolutionary"}
@@ -76,18 +77,20 @@ def _keyword_options(cls: type[Tuner]) -> frozenset[str]:
                      if p.kind is inspect.Parameter.KEYWORD_ONLY and n != "rng")
 
 
-def tuner_module(name: str) -> str:
-    """The module of tuner ``name``, by name (for a worker to import as it starts)."""
+def _check_name(name: str) -> None:
     if name not in TUNERS:
         raise TunerError(f"unknown tuner {name!r}; choose one of {', '.join(TUNERS)}")
-    assert isinstance(TUNERS, _Registry)
-    return TUNERS.module(name)
+
+
+def tuner_module(name: str) -> str:
+    """The module of tuner ``name``, by name (for a worker to import as it starts)."""
+    _check_name(name)
+    return _REGISTRY.module(name)
 
 
 def tuner_options(name: str) -> frozenset[str]:
     """The keyword options tuner ``name`` accepts (besides ``rng``)."""
-    if name not in TUNERS:
-        raise TunerError(f"unknown tuner {name!r}; choose one of {', '.join(TUNERS)}")
+    _check_name(name)
     options = _keyword_options(TUNERS[name])
     if name in _FORWARDS:
         options |= _keyword_options(TUNERS[_FORWARDS[name]])

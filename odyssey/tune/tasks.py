@@ -27,7 +27,7 @@ from odyssey.platforms import Platform
 
 #: kernel spaces kept per process (a network has up to ~20 distinct layer shapes)
 SPACE_CACHE = 64
-#: models kept per process by :func:`cached_model` (a layer shape's designs: 30 for cnn.c)
+#: models kept per process by :func:`cached_model` (the tuner benchmark's 18 MM designs fit)
 MODEL_CACHE = 32
 
 
@@ -80,9 +80,8 @@ def design_model(src: KernelSource, design_id: str, platform: Platform, *,
 def cached_model(src: KernelSource, design_id: str, platform: Platform, *,
                  variant: str = "accurate") -> DesignModel:
     """:func:`design_model`, kept for the next tasks of the same design on this worker: the
-    tuner benchmark runs every method and seed on each design's one model; `odyssey network`
-    screens every design of a layer shape, then searches the designs it kept on the worker
-    that screened them."""
+    tuner benchmark runs every method and seed on each design's one model. (`odyssey network`
+    keeps its models by its own rule: :class:`odyssey.network.worker.ModelShelf`.)"""
     return design_model(src, design_id, platform, variant=variant)
 
 
