@@ -142,6 +142,13 @@ class ProgressLine:
             self._shown = False
 
 
+def add_clock(parser: Any) -> None:
+    """``--clock MHZ``: the kernel clock (default: the platform's)."""
+    parser.add_argument("--clock", type=positive_float, default=None, metavar="MHZ",
+                        help="kernel clock in MHz (default: the platform's, 300 on the U250); GOP/s "
+                             "and each DRAM channel's bytes per cycle follow it")
+
+
 def share(used: float, of: float, label: str) -> str:
     """``used`` as a labelled share: ``"95.8% of usable"``."""
     return f"{100 * used / of:.1f}% of {label}" if of else f"- of {label}"

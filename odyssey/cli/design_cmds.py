@@ -12,6 +12,7 @@ from odyssey.cli._common import (
     DEFINE_HELP,
     KERNEL_HELP,
     PLATFORM_HELP,
+    add_clock,
     defines,
     full_tiling,
     kernel_file,
@@ -128,10 +129,24 @@ def _cmd_check(args: argparse.Namespace) -> int:
     d = Path(args.dir)
     if not (d / "descriptor.json").is_file():
         raise OdysseyError(f"{d}: not a design directory (no descriptor.json); create one with `odyssey generate`")
-    report = check_design(d, clock_mhz=load_platform(_design_platform(d, args.platform)).clock_mhz)
-    emit_json(args.json, report.as_json())
+    from odyssey.codegen.static_check import Problem
+    from odyssey.model.witness import compare
+
+    platform = load_platform(_design_platform(d, args.platform))
+    report = check_design(d, clock_mhz=platform.clock_mhz)
+    wit, model_totals, disagree = compare(d, platform)
+    for x in disagree:
+        report.problems.append(Problem(
+            f"{x.resource}: the printed code holds {x.witness:,.0f}, the model says {x.model:,.0f}", x.where,
+            "the resource model must count what the printed code instantiates (odyssey/model/fabric.py)"))
+    record = {**report.as_json(), "resources": wit.as_json(), "model_resources": model_totals}
+    emit_json(args.json, record)
     print(f"{d}: {len(report.processes)} processes, {report.channels} channels: "
           + ("ok" if report.ok else f"{len(report.problems)} problem(s)"))
+    total = wit.total
+    print("resources counted in the printed code: " + ", ".join(
+        f"{r} {getattr(total, r):,.0f}" for r in ("dsp", "lut", "ff", "bram18k")) + ", uram 0"
+          + (" (the model's figures)" if not disagree else ""))
     for p in report.problems:
         print(f"  {p.where}: {p.what}\n      ({p.why})")
     return 0 if report.ok else 2
@@ -191,13 +206,13 @@ def _cmd_model(args: argparse.Namespace) -> int:
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
     from odyssey.model.report import model_record
-    from odyssey.platforms import load_platform
+    from odyssey.platforms import at_clock, load_platform
 
     ks = analyse(load_scop(args.kernel, defines(args.define)))
     design = ks.design(args.design)
     tiling = make_tiling(design, full_tiling(design, args.tiling)).as_dict
-    model = build_model(ks, design, platform=load_platform(args.platform), variant=args.variant,
-                        layouts=layouts(args.layout))
+    model = build_model(ks, design, platform=at_clock(load_platform(args.platform), args.clock),
+                        variant=args.variant, layouts=layouts(args.layout))
     rec = model_record(model, tiling)
     b = rec["budget"]
     device = model.platform.resources
@@ -209,15 +224,19 @@ def _cmd_model(args: argparse.Namespace) -> int:
     print(f"bound by: {rec['bottleneck']} (compute {rec['compute_cycles']:,.0f} cycles, "
           f"communication {rec['comm_cycles']:,.0f}, prologue {rec['prologue_cycles']:,.0f}, "
           f"drain {rec['drain_cycles']:,.0f})")
-    for res in ("dsp", "bram18k", "uram"):
+    for res in ("dsp", "lut", "ff", "bram18k", "uram"):
         print(f"{res:8s} {rec[res]:10,.0f}: {share(rec[res], b[res], 'usable')} "
               f"({b[res]:,.0f}), {share(rec[res], getattr(device, res), 'device')}")
     print("feasible" if rec["feasible"] else f"INFEASIBLE: {rec['reason']}")
-    rows = [["module", "latency (cycles)", "BRAM18K", ""]]
+    rows = [["module", "latency (cycles)", "DSP", "LUT", "FF", "BRAM18K", ""]]
     for mod in sorted(rec["modules"], key=lambda x: -x["latency_cycles"]):
-        rows.append([mod["name"], f"{mod['latency_cycles']:,.0f}", f"{mod['bram18k']:,.0f}",
+        rows.append([mod["name"], f"{mod['latency_cycles']:,.0f}", *(f"{mod[r]:,.0f}" for r in
+                                                                      ("dsp", "lut", "ff", "bram18k")),
                      "<- bottleneck" if mod["bottleneck"] else ""])
-    rows.append(["total", "", f"{sum(m['bram18k'] for m in rec['modules']):,.0f}", ""])
+    ifc = rec["interfaces"]
+    rows.append(["m_axi adapters, control", "", "0", f"{ifc['lut']:,.0f}", f"{ifc['ff']:,.0f}",
+                 f"{ifc['bram18k']:,.0f}", ""])
+    rows.append(["total", "", *(f"{rec[r]:,.0f}" for r in ("dsp", "lut", "ff", "bram18k")), ""])
     print(table(rows))
     rows = [["array", "off-chip bytes"]]
     rows += [[k, f"{v:,.0f}"] for k, v in rec["offchip_bytes"].items()]
@@ -306,6 +325,7 @@ def register(sub: Any) -> None:
                    help="every tiling factor of the design by name (`odyssey designs KERNEL "
                         "--json -` lists them and their ranges; 1 = no tiling at that level)")
     m.add_argument("--platform", default="u250", help=PLATFORM_HELP)
+    add_clock(m)
     m.add_argument("--variant", default="accurate", choices=("accurate", "max"),
                    help="accurate (default) or the max(compute, communication) simplification")
     m.add_argument("--layout", action="append", default=[], metavar="ARRAY=LAYOUT", help=LAYOUT_HELP)

@@ -12,6 +12,7 @@ from odyssey.cli._common import (
     PLATFORM_HELP,
     SEED_HELP,
     ProgressLine,
+    add_clock,
     defines,
     kernel_file,
     positive_float,
@@ -36,6 +37,7 @@ def _tune_record(design: Any, model: Any, tuner: Any, result: Any) -> dict[str, 
         return {"used": used, "usable": usable, "of_usable": used / usable if usable else 0.0,
                 "device": device, "of_device": used / device if device else 0.0}
 
+    point = model.evaluate_one(best.tiling) if best else {}
     mp = getattr(tuner, "mp_result", None)
     mp_record = None
     if mp is not None:
@@ -55,6 +57,7 @@ def _tune_record(design: Any, model: Any, tuner: Any, result: Any) -> dict[str, 
         "latency_cycles": best.latency_cycles if best else None,
         "throughput_gops": best.throughput_gops if best else None,
         "dsp": usage(best.dsp, "dsp") if best else None,
+        **{r: usage(float(point[r]), r) if best else None for r in ("lut", "ff")},
         "bram18k": usage(best.bram18k, "bram18k") if best else None,
         "samples": result.samples, "seconds": result.seconds, "stop_reason": result.stop_reason,
         # the tuner's bound search covered the whole space: no legal tiling is faster
@@ -91,7 +94,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
-    from odyssey.platforms import load_platform
+    from odyssey.platforms import at_clock, load_platform
     from odyssey.tune.base import Progress, run_tuner
     from odyssey.tune.registry import TUNERS, make_tuner
 
@@ -120,7 +123,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     scop = load_scop(args.kernel, defines(args.define))
     ks = analyse(scop, max_dim=2 if args.design == "all" else 3)
     designs = ks.designs if args.design == "all" else (ks.design(args.design),)
-    platform = load_platform(args.platform)
+    platform = at_clock(load_platform(args.platform), args.clock)
     line = ProgressLine()
     records: list[dict[str, Any]] = []
     interrupted = False
@@ -211,12 +214,12 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
-    from odyssey.platforms import load_platform
+    from odyssey.platforms import at_clock, load_platform
     from odyssey.tune.exact.optimum import find_optimum
 
     ks = analyse(load_scop(args.kernel, defines(args.define)), max_dim=3)
     design = ks.design(args.design)
-    platform = load_platform(args.platform)
+    platform = at_clock(load_platform(args.platform), args.clock)
     model = build_model(ks, design, platform=platform, variant="accurate")
     r = find_optimum(model, time_limit_s=args.time, seed=args.seed)
     print(f"design {design.id} ({design.dataflow} {design.ordering}) on {platform.name}, "
@@ -227,7 +230,8 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
         print(f"tiling: {', '.join(f'{k}={v}' for k, v in r.tiling.items())}")
         print(f"latency: {r.latency_cycles:,.0f} cycles = "
               f"{r.latency_cycles / (platform.clock_mhz * 1e3):.3f} ms; throughput {r.throughput_gops:.1f} GOP/s")
-        for res, used in (("dsp", r.dsp), ("bram18k", r.bram18k), ("uram", r.uram)):
+        for res, used in (("dsp", r.dsp), ("lut", r.lut), ("ff", r.ff), ("bram18k", r.bram18k),
+                          ("uram", r.uram)):
             cap = model.budget[res]
             print(f"{res:8s} {used:10,.0f}: {share(used, cap, 'usable')} ({cap:,.0f}), "
                   f"{share(used, getattr(platform.resources, res), 'device')}")
@@ -260,6 +264,7 @@ def register(sub: Any) -> None:
     t.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
                    help=DEFINE_HELP)
     t.add_argument("--platform", default="u250", help=PLATFORM_HELP)
+    add_clock(t)
     t.add_argument("--design", default="all", help="design id or index, or `all` (default)")
     t.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="search time per design (default 5 when --samples is not given)")
@@ -297,6 +302,7 @@ def register(sub: Any) -> None:
                    help="design id or index from `odyssey designs`, or `all`: every design of "
                         "the paper's space (arrays of at most two dimensions)")
     o.add_argument("--platform", default="u250", help=PLATFORM_HELP)
+    add_clock(o)
     o.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="stop after SECONDS with the best tiling found and the remaining gap "
                         "(default: no limit, run until proven)")

@@ -35,6 +35,7 @@ from odyssey.codegen.channels import (
 )
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
+from odyssey.codegen.hardware import ModuleHardware, StreamOut
 from odyssey.codegen.hls_ast import Function, Typedef, stmt_json
 from odyssey.codegen.layout import DramLayout, dram_layout
 from odyssey.codegen.top import build_array, has_cin
@@ -67,6 +68,7 @@ class Buffer:
     packing_lanes: int = 1
     simd_read: bool = False
     ctype: str | None = None  # the block's typedef, where it has one
+    bits_sym: Expr | None = None  # ``bits`` at every tiling, where it depends on the tiling
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,7 @@ class Channel:
     depth: int
     kind: Literal["stream", "blocks"]
     partition: tuple[Partition, ...] = ()
+    bits_sym: Expr = const(0)  # ``bits`` at every tiling
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,9 +167,13 @@ class ArrayIR:
     typedefs: tuple[Typedef, ...]
     host_images: tuple[HostImage, ...]  # the inputs in operand order, then the output
     kernel_scalars: tuple[tuple[str, str], ...] = ()  # (name, C type): s_axilite scalar arguments
+    hardware: tuple[ModuleHardware, ...] = ()  # per module function, in ``modules`` order
 
     def module(self, name: str) -> Function:
         return next(f for f in self.modules if f.name == name)
+
+    def hardware_of(self, name: str) -> ModuleHardware:
+        return next(h for h in self.hardware if h.name == name)
 
 
 def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
@@ -174,12 +181,20 @@ def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
     ports go to the channels of ``platform``'s kernel memory (default: the U250's)."""
     arr = build_array(ctx)
     channels = tuple(Channel(f.name, f.ctype, f.bits, f.depth, "blocks" if f.kind == "blocks" else "stream",
-                             arr.partitions.get(f.name, ())) for f in arr.fifos.values())
+                             arr.partitions.get(f.name, ()), f.bits_sym) for f in arr.fifos.values())
     processes = tuple(Process(i.func, i.template_args, i.args, arr.channels(i)) for i in arr.instances)
     modules = tuple(arr.functions.values())
     ports = _on_channels(ctx, _ports(ctx), modules, platform or load_platform("u250"))
+    by_name = {c.name: c for c in channels}
+    hardware = []
+    for f in modules:
+        first = next(p for p in processes if p.func == f.name)
+        outs = tuple(StreamOut(by_name[c].bits_sym, by_name[c].depth) for c, d in first.channels
+                     if d == "out" and by_name[c].kind == "stream")
+        hardware.append(ModuleHardware(f.name, arr.counts[f.name], arr.operators[f.name], outs))
     return ArrayIR(modules, processes, channels, _buffers(ctx), ports,
-                   ctx.pass_loops, arr.scalars, tuple(arr.typedefs), _host_images(ctx), ctx.kernel_scalars)
+                   ctx.pass_loops, arr.scalars, tuple(arr.typedefs), _host_images(ctx), ctx.kernel_scalars,
+                   tuple(hardware))
 
 
 def _on_channels(ctx: Ctx, ports: tuple[DramPort, ...], modules: tuple[Function, ...],
@@ -239,7 +254,7 @@ def _buffers(ctx: Ctx) -> tuple[Buffer, ...]:
         words_sym = ctx.out_words_sym()
         out.append(Buffer(f"{o.name}_partial_block", "partial_sums", o.name, f"{o.name}_IO_L2_in",
                           o.array.name, o.word_type, o.bits * o.lanes, (int(evaluate(words_sym, ctx.env)),),
-                          (words_sym,), True, n, n_sym, packing_lanes=o.lanes))
+                          (words_sym,), True, n, n_sym, packing_lanes=o.lanes, bits_sym=o.lanes_sym * o.bits))
     return tuple(out)
 
 

@@ -33,7 +33,7 @@ from odyssey.codegen.pe import op_table
 from odyssey.codegen.roles import module_kind, role_of
 from odyssey.codegen.typed_json import check_json, json_schema, show
 from odyssey.errors import DescriptorError
-from odyssey.expr import Expr, to_json
+from odyssey.expr import Expr, const, to_json
 
 _L = TypeVar("_L", bound=str)
 
@@ -92,7 +92,10 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: str = "u250") -
         "modules": [{"name": f.name, "kind": module_kind(f.kind), "role": role_of(f.kind), "operand": f.operand,
                      "boundary": f.boundary, "template": list(f.template),
                      "instances": [list(p.template_args) for p in ir.processes if p.func == f.name],
-                     "ast": [stmt_json(s) for s in f.body]} for f in ir.modules],
+                     "count_sym": _j(h.count),
+                     "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count)} for u in h.operators],
+                     "outputs": [{"bits_sym": _j(o.bits), "depth": o.depth} for o in h.outputs],
+                     "ast": [stmt_json(s) for s in f.body]} for f, h in zip(ir.modules, ir.hardware, strict=True)],
         "memory": memory,
         "compute": {"simd_lanes": simd, "ops_per_lane": [_one_of(o, LANE_OPS) for o in op_table(ctx)],
                     "dtype": ctx.output.ctype,
@@ -104,7 +107,8 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: str = "u250") -
         "topology": {"array_dims": [g.outer for g in t.space],
                      "array_dims_sym": [_j(g.outer_sym) for g in t.space],
                      "num_pes": t.num_pes, "module_counts": counts},
-        "fifos": [{"name": c.name, "type": c.ctype, "bits": c.bits, "depth": c.depth, "kind": c.kind}
+        "fifos": [{"name": c.name, "type": c.ctype, "bits": c.bits, "depth": c.depth, "kind": c.kind,
+                   "bits_sym": _j(c.bits_sym)}
                   for c in ir.channels],
         "passes": {"loops": list(ir.pass_loops)},
         "ports": [{"name": p.name, "operand": p.operand, "direction": p.direction, "elem_bits": p.elem_bits,
@@ -119,7 +123,8 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: str = "u250") -
 def _buffer_json(b: Buffer) -> BufferJson:
     out: BufferJson = {
         "name": b.name, "role": b.role, "operand": b.operand, "module": b.module, "array": b.array,
-        "elem": b.elem, "bits": b.bits, "dims": list(b.dims), "dims_sym": [_j(e) for e in b.dims_sym],
+        "elem": b.elem, "bits": b.bits, "bits_sym": _j(b.bits_sym if b.bits_sym is not None else const(b.bits)),
+        "dims": list(b.dims), "dims_sym": [_j(e) for e in b.dims_sym],
         "double_buffered": b.double_buffered, "instances": b.instances, "instances_sym": _j(b.instances_sym),
         "packing_lanes": b.packing_lanes, "simd_read": b.simd_read,
         "partition": [{"dim": pt.dim, "factor": pt.factor, "factor_sym": _j(pt.factor_sym)} for pt in b.partition],

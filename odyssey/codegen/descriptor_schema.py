@@ -42,8 +42,9 @@ from odyssey.mapping.space import Level
 #: 3: module roles (reader, chain, loader, feeder, pe, drain, writer);
 #: 4: an input's pack dimension and per-dimension pack factors (``pack_*`` of an operand)
 #: 5: the platform; every port's DRAM channel, memory kind, m_axi bundle and Vitis connectivity
-SchemaVersion = Literal[6]
-SCHEMA_VERSION: Final[SchemaVersion] = 6
+#: 7: each module's symbolic instance count, operators and output FIFOs; every FIFO's symbolic width
+SchemaVersion = Literal[7]
+SCHEMA_VERSION: Final[SchemaVersion] = 7
 
 AssignOp = Literal["=", "+=", "-=", "*="]
 OutputAccumulation = Literal["on_chip", "partial_sums_leave_array"]
@@ -265,6 +266,21 @@ class OperandJson(TypedDict):
     box_sym: list[ExprJson]
 
 
+class OperatorJson(TypedDict):
+    """``count_sym`` copies of operator ``op`` on elements of C type ``dtype``."""
+
+    op: LaneOp
+    dtype: str
+    count_sym: ExprJson
+
+
+class StreamOutJson(TypedDict):
+    """A FIFO of ``bits_sym``-bit items, ``depth`` deep."""
+
+    bits_sym: ExprJson
+    depth: int
+
+
 class ModuleJson(TypedDict):
     """A module kind (one HLS function) with its instances and its AST."""
 
@@ -275,6 +291,9 @@ class ModuleJson(TypedDict):
     boundary: bool  # the last module of a chain
     template: list[str]  # position parameters, e.g. "int p_i"
     instances: list[list[int]]  # the template arguments of every instance
+    count_sym: ExprJson  # the number of instances at every tiling
+    operators: list[OperatorJson]  # the arithmetic operators of one instance
+    outputs: list[StreamOutJson]  # the FIFOs one instance writes
     ast: list[StmtNode]
 
 
@@ -304,6 +323,7 @@ class BufferJson(TypedDict):
     packing_lanes: int
     simd_read: bool
     partition: list[PartitionJson]
+    bits_sym: ExprJson  # bits at every tiling (the partial-sum words' lanes vary)
     ctype: NotRequired[str]  # the block's typedef, where it has one
 
 
@@ -338,6 +358,7 @@ class FifoJson(TypedDict):
     bits: int
     depth: int
     kind: ChannelKind
+    bits_sym: ExprJson
 
 
 class PassesJson(TypedDict):
@@ -403,7 +424,7 @@ class Descriptor(TypedDict):
 
 __all__ = [
     "LANE_OPS", "LEVEL2S", "OPERAND_ROLES", "SCHEMA_VERSION", "STMT_KEYS", "AssignOp", "BufferJson", "ChannelKind",
-    "ChannelUseJson", "ComputeJson", "Descriptor", "DesignJson", "ExprJson", "FifoJson", "KernelJson", "LaneOp", "Level2",
+    "ChannelUseJson", "ComputeJson", "OperatorJson", "StreamOutJson", "Descriptor", "DesignJson", "ExprJson", "FifoJson", "KernelJson", "LaneOp", "Level2",
     "LoopJson", "ModuleJson", "OperandJson", "OperandRole", "OutputAccumulation", "ParamJson", "PartitionJson",
     "PassesJson", "PortDirection", "PortJson", "ProcessJson", "SchemaVersion", "StmtJson", "StmtNode", "StmtType",
     "TopologyJson", "nested_blocks",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from odyssey.codegen.context import Ctx, of_bits
 from odyssey.codegen.geometry import index_c
+from odyssey.codegen.hardware import OperatorKind, OperatorUse, PositionCond, position_count
 from odyssey.codegen.hls_ast import (
     Decl,
     For,
@@ -31,8 +32,8 @@ from odyssey.codegen.hls_ast import (
     StreamWrite,
 )
 from odyssey.codegen.io_modules import stream_t
-from odyssey.expr import const, sym, to_c
-from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr, ScalarRef
+from odyssey.expr import Expr, const, emax, lt, mul, sym, to_c, where
+from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr, ScalarRef, rexpr_ops
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +68,97 @@ def variant_of(ctx: Ctx, pos: dict[str, int]) -> PEVariant:
     return PEVariant(last, head, tail)
 
 
+def _conds(ctx: Ctx, variant: PEVariant, loop: str, *, drain: bool) -> list[PositionCond]:
+    """The conditions on a PE's position along space loop ``loop`` that give its compute
+    function (the input chains' last PEs) or, with ``drain``, its drain function (the output
+    chain's head and tail) the name it has in ``variant``."""
+    out: list[PositionCond] = []
+    if not drain:
+        for op in ctx.inputs:
+            if op.chain == loop:
+                out.append("last" if op.name in variant.no_forward else "not_last")
+    elif ctx.output.chain == loop:
+        out.append("first" if variant.out_head else "not_first")
+        out.append("last" if variant.out_tail else "not_last")
+    return out
+
+
+def variant_count(ctx: Ctx, variant: PEVariant, *, drain: bool = False) -> Expr:
+    """Instances of ``variant``'s compute function (or, with ``drain``, of its drain
+    function) at any tiling: the product over the space loops of the positions meeting the
+    conditions that pick its name (:func:`~odyssey.codegen.hardware.position_count`)."""
+    return mul(*[position_count(ctx.g(s).outer_sym, _conds(ctx, variant, s, drain=drain))
+                 for s in ctx.tiling.design.space_loops])
+
+
+def _types(ctx: Ctx) -> tuple[str, str]:
+    """(multiply type, other operators' type): a multiply works at its widest operand's width
+    (``short * short`` is a 16-bit multiply though C promotes it to int); adds at the output's."""
+    out_t = ctx.output.ctype
+    mul_t = max(ctx.inputs, key=lambda o: o.bits).ctype if ctx.inputs else out_t
+    return mul_t, out_t
+
+
+def _combine_kind(op: str) -> OperatorKind:
+    return {"+=": "add", "-=": "sub", "*=": "mul", "=": "add"}[op]  # type: ignore[return-value]
+
+
+def pe_operators(ctx: Ctx, lanes: Expr) -> tuple[OperatorUse, ...]:
+    """The operators of a PE: the statement's per lane (``lanes`` copies each), the lanes'
+    combination (``lanes - 1``: lane 0 is a copy) and the accumulation into the running sums
+    (one, when some reduction loop of the PE's pipeline iterates more than once; else the
+    accumulation is a copy the tool removes)."""
+    comb: OperatorKind = "mul" if ctx.main.op == "*=" else "add"
+    # the accumulation exists when some loop of the PE's pipeline that reduces iterates: an
+    # inner reduction tile loop (``ceil(E / T_1)`` trips) or a reduction time loop
+    # (``T_1 / T_2``). When some loop iterates at every legal tiling the count is a constant,
+    # so the DSP model keeps the monomial ``#PE * SIMD * cost`` of eq. 5-6
+    upper = {(p.loop, p.level == "array_part"): p.upper for p in ctx.tiling.design.params}
+    trips: list[Expr] = []
+    for n in dict.fromkeys((*ctx.inner_reduction, *(r for r in ctx.reduction if not ctx.g(r).space))):
+        g = ctx.g(n)
+        inner = n in ctx.inner_reduction
+        if inner:
+            trips.append(g.tiles_sym)
+        if not g.space:
+            trips.append(g.outer_sym)
+        # all of n's trips are 1 only with T_1 >= E (inner) and T_2 = T_1 (time loops)
+        t1_max = upper.get((n, True), g.extent)
+        t2_max = upper.get((n, False), 1 if g.level2 is None else g.extent)
+        if inner and (g.extent > t1_max or (not g.space and g.extent > t2_max)):
+            return _uses(ctx, lanes, comb, const(1))
+    return _uses(ctx, lanes, comb, emax(const(0), *[where(lt(1, t), 1, 0) for t in trips]))
+
+
+def _uses(ctx: Ctx, lanes: Expr, comb: OperatorKind, accumulates: Expr) -> tuple[OperatorUse, ...]:
+    mul_t, out_t = _types(ctx)
+    uses: dict[tuple[OperatorKind, str], Expr] = {}
+
+    def add(kind: OperatorKind, count: Expr) -> None:
+        t = mul_t if kind == "mul" else out_t
+        uses[(kind, t)] = uses.get((kind, t), const(0)) + count
+
+    for o in rexpr_ops(ctx.main.rhs):
+        add(o, lanes)  # type: ignore[arg-type]
+    add(comb, lanes - 1 + accumulates)
+    return tuple(OperatorUse(k, t, c) for (k, t), c in uses.items())
+
+
 def _identity(op: str) -> str:
     return "1" if op == "*=" else "0"
+
+
+def is_identity(c0: str | None, op: str) -> bool:
+    """Whether the initialiser's constant ``c0`` is the identity of the reduction ``op``
+    (``0`` for ``+=``, ``1`` for ``*=``): starting from it computes nothing. ``-=`` keeps its
+    start value, since ``0 - r`` is a negation the loop nest asks for."""
+    if c0 is None or op not in ("+=", "*="):
+        return False
+    try:
+        value = float(c0.strip().rstrip("fFlLuU") or "nan")
+    except ValueError:
+        return False
+    return value == float(_identity(op))
 
 
 def rexpr_c(e: RExpr, names: dict[str, str]) -> str:
@@ -132,10 +222,17 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     rhs = _rexpr_c(ctx.main.rhs, names)
     comb = "*" if op == "*=" else "+"
     guard = _domain_guard(ctx)
-    update: Stmt = Line(f"v = v {comb} ({rhs})")
-    if guard is not None:
-        update = If(guard, (update,))
-    lanes_loop = For("ln", const(simd_lanes), (*lane_vals, update), unroll=True)
+    # the lanes combine from the first lane's value: lane 0 is a copy (the unrolled loop's
+    # constant `ln == 0` selects it), every other lane one operator, so S lanes cost S - 1
+    # combining operators and no `0 + x` (which Vitis keeps: signed zeros are not ignored)
+    combined = f"({octype})(v {comb} p)"
+    if guard is None:
+        update: Stmt = Line(f"v = (ln == 0) ? p : {combined}")
+    else:
+        update = Line(f"v = (ln == 0) ? (({guard}) ? p : ({octype})({_identity(op)})) "
+                      f": (({guard}) ? {combined} : v)")
+    lanes_loop = For("ln", const(simd_lanes), (*lane_vals, Decl(octype, "p", init=f"({rhs})"), update),
+                     unroll=True)
     acc_vals = {n: ctx.local(n, "0") for n in ctx.parallel}
     first_parts = [f"t_{n} == 0" for n in ctx.inner_reduction if ctx.g(n).tiles > 1]
     first_parts += [f"x1_{n} == 0" for n in ctx.reduction if not ctx.g(n).space and ctx.g(n).outer > 1]
@@ -150,7 +247,7 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     store: Stmt = Line(f"acc[{idx}] = s")
     if last_parts:
         store = If(" && ".join(last_parts), (store,))
-    body: list[Stmt] = [*reads, Decl(octype, "v", init=_identity(op)), lanes_loop,
+    body: list[Stmt] = [*reads, Decl(octype, "v"), lanes_loop,
                         Decl(octype, "s", init=f"({first}) ? v : ({octype})(sums[{idx}] {comb} v)"),
                         Line(f"sums[{idx}] = s"), store]
     loops = ctx.pe_loops()
@@ -184,13 +281,19 @@ def acc_t(ctx: Ctx) -> str:
     return f"{ctx.output.name}_acc_t"
 
 
-def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
+def pe_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[OperatorUse, ...]]:
     """Streams a finished accumulator block out as words of ``LANES`` elements (the output's
-    packing), adding lane by lane the partial sums it receives in words of the same shape."""
+    packing), adding lane by lane the partial sums it receives in words of the same shape;
+    with the operators it instantiates (one per lane of a word for each real combination:
+    a partial sum, a start value that is not the reduction's identity, a scaling)."""
     out = ctx.output
     octype, word, b = out.ctype, out.word_type, out.bits
     op = ctx.main.op
     packed = out.packed
+    # the lanes of a word at every tiling (1 where a tiling does not pack the output: the
+    # symbolic lanes say so), not at this one: the models read these counts at every tiling
+    lanes: Expr = out.lanes_sym
+    ops: list[OperatorUse] = []
     params: list[Param] = [Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="in")]
 
     def lane(w: str) -> str:
@@ -215,11 +318,15 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
                     start = f"({octype})({ctx.c0})"
                 elif ctx.pre_scale is not None:  # the start value is scaled, the partial sums are not
                     start = f"({octype})(({ctx.pre_scale}) * {old})"
+                if ctx.c0 is None and ctx.pre_scale is not None:
+                    ops.append(OperatorUse("mul", octype, lanes))
                 if start is not None:
                     first = ctx.first_visit()
                     base = start if first == "true" else f"({first}) ? {start} : {old}"
                 if ctx.image is not None:  # elements the computation does not write keep their value
                     base = f"in_image ? {base} : {old}"
+        elif is_identity(ctx.c0, op):
+            base = None  # `0 + r` (or `1 * r`): the accumulator already is the result
         else:
             base = f"({octype})({ctx.c0})"
     else:
@@ -231,11 +338,13 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
     if base is not None and op != "=":  # `=` has no reduction: the PE's value is the result
         sign = {"+=": "+", "-=": "-", "*=": "*"}[op]
         lane_body += [Decl(octype, "base", init=base), Line(f"r = base {sign} r")]
+        ops.append(OperatorUse(_combine_kind(op), octype, lanes))
     if variant.out_tail and ctx.post_scale is not None:  # the result is scaled once, when final
         last = ctx.last_visit()
         if ctx.image is not None:
             last = "in_image" if last == "true" else f"({last}) && in_image"
         scale = Line(f"r = ({octype})(({ctx.post_scale}) * r)")
+        ops.append(OperatorUse("mul", octype, lanes))
         lane_body.append(scale if last == "true" else If(last, (scale,)))
     if ctx.image is not None and (variant.out_head or variant.out_tail):
         flat = "e * LANES_" + out.name + " + ln" if packed else "e"
@@ -256,7 +365,7 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> Function:
     template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
     name = variant.drain_name(ctx)
     return Function(name, tuple(params), body, template=template, kind="pe_drain", operand=out.name,
-                    comment=f"{name}: drains the accumulator of its PE ({out.lanes}-element words).")
+                    comment=f"{name}: drains the accumulator of its PE ({out.lanes}-element words)."), tuple(ops)
 
 
 def _image_test(ctx: Ctx, flat: str) -> list[Stmt]:

@@ -20,6 +20,7 @@ from odyssey.codegen.hls_ast import (
     print_function,
     print_unit,
 )
+from odyssey.platforms.fabric import fabric_costs
 
 #: bits of the integer element types
 _INT_BITS = {"char": 8, "signed char": 8, "unsigned char": 8, "short": 16, "unsigned short": 16,
@@ -51,12 +52,15 @@ def bit_helpers(ctypes: set[str]) -> tuple[Function, ...]:
 
 def _region_body(ir: ArrayIR) -> tuple[Stmt, ...]:
     """The dataflow region: its channels (FIFO depths as STREAM pragmas, which every Vitis
-    version accepts), then one call per process in producer-before-consumer order."""
+    version accepts, each bound to a shift register), then one call per process in
+    producer-before-consumer order."""
     body: list[Stmt] = [Pragma("HLS DATAFLOW")]
     for ch in ir.channels:
         if ch.kind == "stream":
             body.append(Decl(f"hls::stream<{ch.ctype}>", ch.name, ctor_args=(f'"{ch.name}"',)))
             body.append(Pragma(f"HLS STREAM variable={ch.name} depth={ch.depth}"))
+            # a shift-register FIFO whatever its size, as the resource model prices it
+            body.append(Pragma(f"HLS BIND_STORAGE variable={ch.name} type=fifo impl=srl"))
         else:
             body.append(Decl(f"hls::stream_of_blocks<{ch.ctype}>", ch.name))
             for part in (pt for pt in ch.partition if pt.factor > 1):
@@ -75,8 +79,13 @@ def top_functions(ctx: Ctx, ir: ArrayIR) -> tuple[Function, ...]:
     params = tuple(Param(p.ctype + " *", p.name) for p in ir.ports)
     params += tuple(Param(ctype, name) for name, ctype in ir.kernel_scalars)
     # one bundle (AXI master) per DRAM channel: the ports of the arrays on a channel share it
+    # the adapters' burst length and outstanding transactions, printed as the resource model
+    # prices them (their buffers: platforms/fabric.json, m_axi)
+    m = fabric_costs().m_axi
+    axi = (f"max_read_burst_length={m.max_burst_length} num_read_outstanding={m.num_outstanding} "
+           f"max_write_burst_length={m.max_burst_length} num_write_outstanding={m.num_outstanding}")
     iface: list[Stmt] = [Pragma(f"HLS INTERFACE m_axi port={p.name} offset=slave bundle={p.bundle} "
-                                f"depth={p.words}") for p in ir.ports]
+                                f"depth={p.words} {axi}") for p in ir.ports]
     iface += [Pragma(f"HLS INTERFACE s_axilite port={name}") for name, _ in ir.kernel_scalars]
     iface.append(Pragma("HLS INTERFACE s_axilite port=return"))
     if not ir.scalars:

@@ -413,6 +413,10 @@ def _check_pragma_targets(f: CFunction, report: CheckReport) -> None:
         if kind == "STREAM" and name not in streams and name not in params:
             report.problems.append(Problem(f"STREAM pragma on `{name}`, which is not a declared hls::stream",
                                            f.name, "pragma HLS stream applies to streams (UG1399)"))
+        if kind == "BIND_STORAGE" and "type=fifo" in rest.lower() and name not in streams:
+            report.problems.append(Problem(f"BIND_STORAGE type=fifo on `{name}`, which is not a declared "
+                                           "hls::stream", f.name,
+                                           "type=fifo binds a stream's storage (UG1399, pragma HLS bind_storage)"))
         if kind == "ARRAY_PARTITION" and name in blocks:
             report.warnings.append(Problem(f"ARRAY_PARTITION on `{name}`, a stream of blocks", f.name,
                                            "UG1399 documents the pragma on arrays; whether Vitis applies it "

@@ -17,6 +17,7 @@ from typing import Literal
 from odyssey.codegen import io_modules as io
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
+from odyssey.codegen.hardware import OperatorUse
 from odyssey.codegen.hls_ast import (
     Function,
     Param,
@@ -24,9 +25,16 @@ from odyssey.codegen.hls_ast import (
     Typedef,
 )
 from odyssey.codegen.io_modules import feed_statements
-from odyssey.codegen.pe import acc_t, pe_drain_function, pe_function, variant_of
+from odyssey.codegen.pe import (
+    acc_t,
+    pe_drain_function,
+    pe_function,
+    pe_operators,
+    variant_count,
+    variant_of,
+)
 from odyssey.errors import CodegenError
-from odyssey.expr import evaluate
+from odyssey.expr import Expr, const, evaluate, mul
 from odyssey.platforms import assumption
 
 
@@ -37,6 +45,7 @@ class Fifo:
     bits: int
     depth: int
     kind: str  # "stream" or "blocks"
+    bits_sym: Expr = const(0)  # the item's width at every tiling (0 for blocks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,21 +66,29 @@ class Array:
     typedefs: list[Typedef] = field(default_factory=list)
     partitions: dict[str, tuple[Partition, ...]] = field(default_factory=dict)  # blocks -> banks
     scalars: tuple[str, ...] = ()
+    # per function: its instances at every tiling, and the operators of one instance
+    counts: dict[str, Expr] = field(default_factory=dict)
+    operators: dict[str, tuple[OperatorUse, ...]] = field(default_factory=dict)
 
-    def fn(self, f: Function) -> str:
+    def fn(self, f: Function, count: Expr, ops: tuple[OperatorUse, ...] = ()) -> str:
+        """Register module function ``f`` with its instance ``count`` at every tiling (the rule
+        that places its instances) and the operators ``ops`` of one instance."""
         if f.name not in self.functions:  # every module is its own hardware instance
             extra = tuple(Param("int", s) for s in self.scalars)
             self.functions[f.name] = replace(f, params=f.params + extra,
                                              body=(Pragma("HLS INLINE OFF"), *f.body))
+            self.counts[f.name] = count
+            self.operators[f.name] = ops
         return f.name
 
     def fifo(self, name: str, ctype: str, bits: int, depth: int | None = None, kind: str = "stream",
-             partition: tuple[Partition, ...] = ()) -> str:
+             partition: tuple[Partition, ...] = (), bits_sym: Expr | None = None) -> str:
         if depth is None:
             depth = assumption("fifo_depth").value
         if partition:
             self.partitions[name] = partition
-        self.fifos.setdefault(name, Fifo(name, ctype, bits, depth, kind))
+        self.fifos.setdefault(name, Fifo(name, ctype, bits, depth, kind,
+                                         bits_sym if bits_sym is not None else const(bits)))
         return name
 
     def typedef(self, t: Typedef) -> None:
@@ -125,25 +142,33 @@ def build_array(ctx: Ctx) -> Array:
     arr = Array(scalars=tuple(f"t_{n}" for n in ctx.pass_loops))
     space = ctx.tiling.design.space_loops
     sizes = {s: ctx.g(s).outer for s in space}
+    n_sym = {s: ctx.g(s).outer_sym for s in space}
     positions = [dict(zip(space, p, strict=True)) for p in product(*(range(sizes[s]) for s in space))]
-    simd = ctx.g(ctx.tiling.design.simd_loop).t2 if ctx.tiling.design.simd_loop else 1
-    ii = ctx.pe_ii()
+    simd_loop = ctx.tiling.design.simd_loop
+    simd = ctx.g(simd_loop).t2 if simd_loop else 1
+    simd_sym = ctx.g(simd_loop).t2_sym if simd_loop else const(1)
+    one = const(1)
 
     def pe_fifo(op: OperandGeom, pos: dict[str, int], word: str, bits: int) -> str:
-        return arr.fifo(f"fifo_{op.name}_PE_{_pos_name(pos, space)}", word, bits)
+        vl = simd_sym if op.simd else one
+        return arr.fifo(f"fifo_{op.name}_PE_{_pos_name(pos, space)}", word, bits, bits_sym=vl * op.bits)
+
+    def row(loops: tuple[str, ...]) -> Expr:
+        return mul(*[n_sym[s] for s in loops]) if loops else one
 
     for op in ctx.inputs:
         word, bits = op.word_type, op.lanes * op.bits
+        bits_sym = op.lanes_sym * op.bits
         arr.typedef(Typedef(f"ap_uint<{bits}>", word))
         vlanes = simd if op.simd else 1
         vword = f"{op.name}_v{vlanes}"
         arr.typedef(Typedef(f"ap_uint<{vlanes * op.bits}>", vword))
         arr.typedef(Typedef(op.ctype, io.blk_t(op), op.box))
-        l3 = arr.fifo(f"fifo_{op.name}_L3", word, bits)
-        arr.add(arr.fn(io.l3_in(ctx, op)), (), op.name, l3)
+        l3 = arr.fifo(f"fifo_{op.name}_L3", word, bits, bits_sym=bits_sym)
+        arr.add(arr.fn(io.l3_in(ctx, op), one), (), op.name, l3)
         feed, _ = feed_statements(ctx, op, simd)
-        intra = arr.fn(io.chain_buffer_intra(ctx, op, feed, vword, ii))
         inj = op.inj
+        intra = arr.fn(io.chain_buffer_intra(ctx, op, feed, vword, ctx.pe_ii()), row(inj))
         inj_pos = [dict(zip(inj, p, strict=True)) for p in product(*(range(sizes[s]) for s in inj))]
         for ipos in inj_pos:
             targs = tuple(ipos[s] for s in inj)
@@ -152,22 +177,28 @@ def build_array(ctx: Ctx) -> Array:
                               partition=block_partitions(op, ctx.tiling))
             pe_pos = {s: ipos.get(s, 0) for s in space}
             arr.add(intra, targs, blocks, pe_fifo(op, pe_pos, vword, vlanes * op.bits))
-        _wire_chain(arr, inj, sizes, l3, name=op.name, tags=("L2", "L1"), ctype=word, bits=bits,
-                    upper=partial(_upper_in, ctx, op), lower=partial(_lower_in, ctx, op))
+        _wire_chain(arr, inj, sizes, n_sym, l3, name=op.name, tags=("L2", "L1"), ctype=word, bits=bits,
+                    bits_sym=bits_sym, upper=partial(_upper_in, ctx, op), lower=partial(_lower_in, ctx, op))
 
     out = ctx.output
     oct_, obits = out.word_type, out.bits * out.lanes  # the drain path moves packed words
+    obits_sym = out.lanes_sym * out.bits
     if out.packed:
         arr.typedef(Typedef(f"ap_uint<{obits}>", oct_))
     arr.typedef(Typedef(out.ctype, acc_t(ctx), (ctx.acc_size()[1],)))
     if ctx.needs_cin:
         arr.typedef(Typedef(oct_, io.blk_t(out), (int(evaluate(ctx.out_words_sym(), ctx.env)),)))
 
+    def ofifo(name: str) -> str:
+        return arr.fifo(name, oct_, obits, bits_sym=obits_sym)
+
     # PEs
+    pe_ops = pe_operators(ctx, simd_sym)
     for pos in positions:
         variant = variant_of(ctx, pos)
-        fname = arr.fn(pe_function(ctx, variant, simd))
-        dname = arr.fn(pe_drain_function(ctx, variant))
+        fname = arr.fn(pe_function(ctx, variant, simd), variant_count(ctx, variant), pe_ops)
+        drain_fn, drain_ops = pe_drain_function(ctx, variant)
+        dname = arr.fn(drain_fn, variant_count(ctx, variant, drain=True), drain_ops)
         acc_blocks = arr.fifo(f"acc_{_pos_name(pos, space)}", acc_t(ctx), 0, kind="blocks")
         arr.partitions[acc_blocks] = ctx.acc_partition()
         args: list[str] = []
@@ -184,16 +215,16 @@ def build_array(ctx: Ctx) -> Array:
         key = _pos_name(pos, space)
         if variant.out_head:
             if ctx.needs_cin and ctx.main.op != "=":
-                dargs.append(arr.fifo(f"fifo_{out.name}_cin_{key}", oct_, obits))
+                dargs.append(ofifo(f"fifo_{out.name}_cin_{key}"))
         else:
-            dargs.append(arr.fifo(f"fifo_{out.name}_PE_{key}", oct_, obits))
+            dargs.append(ofifo(f"fifo_{out.name}_PE_{key}"))
         if variant.out_tail:
-            dargs.append(arr.fifo(f"fifo_{out.name}_drain_{key}", oct_, obits))
+            dargs.append(ofifo(f"fifo_{out.name}_drain_{key}"))
         else:
             after = dict(pos)
             assert out.chain is not None
             after[out.chain] += 1
-            dargs.append(arr.fifo(f"fifo_{out.name}_PE_{_pos_name(after, space)}", oct_, obits))
+            dargs.append(ofifo(f"fifo_{out.name}_PE_{_pos_name(after, space)}"))
         kscalars = tuple(name for name, _ in ctx.kernel_scalars)  # broadcast to every PE
         arr.add(fname, tuple(pos[s] for s in space), *args, *kscalars)
         arr.add(dname, tuple(pos[s] for s in space), *dargs, *kscalars)
@@ -207,42 +238,45 @@ def build_array(ctx: Ctx) -> Array:
         p.update(ipos)
         return f"fifo_{out.name}_drain_{_pos_name(p, space)}"
 
+    def level(lvl: int, boundary: bool, n: Expr, rows: Expr = one) -> str:
+        return arr.fn(io.drain_chain(ctx, out, lvl, boundary=boundary), rows * (one if boundary else n - 1))
+
     if not inj:
         top = pe_drain({})
     elif len(inj) == 1:
         s = inj[0]
         for p in range(sizes[s]):
-            o = arr.fifo(f"fifo_{out.name}_D1_{p}", oct_, obits)
+            o = ofifo(f"fifo_{out.name}_D1_{p}")
             if p == sizes[s] - 1:
-                arr.add(arr.fn(io.drain_chain(ctx, out, 0, boundary=True)), (p,), pe_drain({s: p}), o)
+                arr.add(level(0, True, n_sym[s]), (p,), pe_drain({s: p}), o)
             else:
-                i = arr.fifo(f"fifo_{out.name}_D1_{p + 1}", oct_, obits)
-                arr.add(arr.fn(io.drain_chain(ctx, out, 0, boundary=False)), (p,), pe_drain({s: p}), i, o)
+                i = ofifo(f"fifo_{out.name}_D1_{p + 1}")
+                arr.add(level(0, False, n_sym[s]), (p,), pe_drain({s: p}), i, o)
         top = f"fifo_{out.name}_D1_0"
     else:
         s0, s1 = inj
         for p0 in range(sizes[s0]):
             for p1 in range(sizes[s1]):
-                o = arr.fifo(f"fifo_{out.name}_D1_{p0}_{p1}", oct_, obits)
+                o = ofifo(f"fifo_{out.name}_D1_{p0}_{p1}")
                 low = pe_drain({s0: p0, s1: p1})
                 if p1 == sizes[s1] - 1:
-                    arr.add(arr.fn(io.drain_chain(ctx, out, 1, boundary=True)), (p0, p1), low, o)
+                    arr.add(level(1, True, n_sym[s1], n_sym[s0]), (p0, p1), low, o)
                 else:
-                    i = arr.fifo(f"fifo_{out.name}_D1_{p0}_{p1 + 1}", oct_, obits)
-                    arr.add(arr.fn(io.drain_chain(ctx, out, 1, boundary=False)), (p0, p1), low, i, o)
-            o2 = arr.fifo(f"fifo_{out.name}_D2_{p0}", oct_, obits)
+                    i = ofifo(f"fifo_{out.name}_D1_{p0}_{p1 + 1}")
+                    arr.add(level(1, False, n_sym[s1], n_sym[s0]), (p0, p1), low, i, o)
+            o2 = ofifo(f"fifo_{out.name}_D2_{p0}")
             low2 = f"fifo_{out.name}_D1_{p0}_0"
             if p0 == sizes[s0] - 1:
-                arr.add(arr.fn(io.drain_chain(ctx, out, 0, boundary=True)), (p0,), low2, o2)
+                arr.add(level(0, True, n_sym[s0]), (p0,), low2, o2)
             else:
-                i2 = arr.fifo(f"fifo_{out.name}_D2_{p0 + 1}", oct_, obits)
-                arr.add(arr.fn(io.drain_chain(ctx, out, 0, boundary=False)), (p0,), low2, i2, o2)
+                i2 = ofifo(f"fifo_{out.name}_D2_{p0 + 1}")
+                arr.add(level(0, False, n_sym[s0]), (p0,), low2, i2, o2)
         top = f"fifo_{out.name}_D2_0"
     if has_cin(ctx):
-        cin_l3 = arr.fifo(f"fifo_{out.name}_cin_L3", oct_, obits)
-        arr.add(arr.fn(io.l3_cin(ctx, out)), (), io.cin_port(out), cin_l3)
-        _cin_chain(ctx, arr, out, sizes, cin_l3, space, tail)
-    arr.add(arr.fn(io.l3_out(ctx, out)), (), out.name, top)
+        cin_l3 = ofifo(f"fifo_{out.name}_cin_L3")
+        arr.add(arr.fn(io.l3_cin(ctx, out), one), (), io.cin_port(out), cin_l3)
+        _cin_chain(ctx, arr, out, sizes, n_sym, cin_l3, space)
+    arr.add(arr.fn(io.l3_out(ctx, out), one), (), out.name, top)
     arr.in_call_order()
     return arr
 
@@ -252,12 +286,12 @@ def has_cin(ctx: Ctx) -> bool:
     return ctx.needs_cin and ctx.main.op != "="
 
 
-def _cin_chain(ctx: Ctx, arr: Array, out: OperandGeom, sizes: dict[str, int], src: str,
-               space: tuple[str, ...], tail: dict[str, int]) -> None:
+def _cin_chain(ctx: Ctx, arr: Array, out: OperandGeom, sizes: dict[str, int], n_sym: dict[str, Expr],
+               src: str, space: tuple[str, ...]) -> None:
     oct_, obits = out.word_type, out.bits * out.lanes
     inj = out.inj
     head = {s: 0 for s in space}
-    intra = arr.fn(io.cin_buffer_intra(ctx, out))
+    intra = arr.fn(io.cin_buffer_intra(ctx, out), mul(*[n_sym[s] for s in inj]) if inj else const(1))
     inj_pos = [dict(zip(inj, p, strict=True)) for p in product(*(range(sizes[s]) for s in inj))]
     for ipos in inj_pos:
         key = _pos_name(ipos, inj) if inj else "0"
@@ -265,7 +299,8 @@ def _cin_chain(ctx: Ctx, arr: Array, out: OperandGeom, sizes: dict[str, int], sr
         at = dict(head)
         at.update(ipos)
         arr.add(intra, tuple(ipos[s] for s in inj), blocks, f"fifo_{out.name}_cin_{_pos_name(at, space)}")
-    _wire_chain(arr, inj, sizes, src, name=out.name, tags=("C2", "C1"), ctype=oct_, bits=obits,
+    _wire_chain(arr, inj, sizes, n_sym, src, name=out.name, tags=("C2", "C1"), ctype=oct_, bits=obits,
+                bits_sym=out.lanes_sym * out.bits,
                 upper=lambda last: io.cin_upper(ctx, out, boundary=last),
                 lower=lambda last: io.cin_buffer_inter(ctx, out, boundary=last))
 
@@ -279,25 +314,28 @@ def _lower_in(ctx: Ctx, op: OperandGeom, last: bool) -> Function:
 
 
 def _chain_level(
-    arr: Array, *, name: str, tag: str, prefix: tuple[int, ...], count: int, src: str, ctype: str,
-    bits: int, make: Callable[[bool], Function],
+    arr: Array, *, name: str, tag: str, prefix: tuple[int, ...], count: int, n_sym: Expr, rows: Expr,
+    src: str, ctype: str, bits: int, bits_sym: Expr, make: Callable[[bool], Function],
     before_out: Callable[[tuple[int, ...]], tuple[str, ...]] = lambda t: (),
     after_out: Callable[[tuple[int, ...]], tuple[str, ...]] = lambda t: (),
 ) -> None:
-    """One chain of ``count`` modules at positions ``prefix + (p,)``: module ``p`` reads
-    ``fifo_<name>_<tag>_<pos>`` (the first reads ``src``) and, unless it is the last (the
-    boundary variant), forwards into the next module's FIFO."""
+    """One chain of ``count`` modules (``n_sym`` at every tiling, in each of ``rows`` such
+    chains) at positions ``prefix + (p,)``: module ``p`` reads ``fifo_<name>_<tag>_<pos>``
+    (the first reads ``src``) and, unless it is the last (the boundary variant), forwards into
+    the next module's FIFO."""
     for p in range(count):
         targs = prefix + (p,)
-        inp = src if p == 0 else arr.fifo(f"fifo_{name}_{tag}_{_key(targs)}", ctype, bits)
+        inp = src if p == 0 else arr.fifo(f"fifo_{name}_{tag}_{_key(targs)}", ctype, bits, bits_sym=bits_sym)
         last = p == count - 1
-        nxt = () if last else (arr.fifo(f"fifo_{name}_{tag}_{_key(prefix + (p + 1,))}", ctype, bits),)
-        arr.add(arr.fn(make(last)), targs, inp, *before_out(targs), *nxt, *after_out(targs))
+        nxt = () if last else (arr.fifo(f"fifo_{name}_{tag}_{_key(prefix + (p + 1,))}", ctype, bits,
+                                        bits_sym=bits_sym),)
+        fn = arr.fn(make(last), rows * (const(1) if last else n_sym - 1))
+        arr.add(fn, targs, inp, *before_out(targs), *nxt, *after_out(targs))
 
 
 def _wire_chain(
-    arr: Array, inj: tuple[str, ...], sizes: dict[str, int], src: str, *, name: str,
-    tags: tuple[str, str], ctype: str, bits: int, upper: Callable[[bool], Function],
+    arr: Array, inj: tuple[str, ...], sizes: dict[str, int], n_sym: dict[str, Expr], src: str, *, name: str,
+    tags: tuple[str, str], ctype: str, bits: int, bits_sym: Expr, upper: Callable[[bool], Function],
     lower: Callable[[bool], Function],
 ) -> None:
     """An I/O chain over the injection loops: one lowest-level module per position keeps its
@@ -308,23 +346,24 @@ def _wire_chain(
         return (f"blocks_{name}_{_key(t) or '0'}",)
 
     if not inj:
-        arr.add(arr.fn(lower(True)), (), src, *blocks(()))
+        arr.add(arr.fn(lower(True), const(1)), (), src, *blocks(()))
         return
-    common = {"name": name, "ctype": ctype, "bits": bits}
+    common = {"name": name, "ctype": ctype, "bits": bits, "bits_sym": bits_sym}
     if len(inj) == 1:
-        _chain_level(arr, tag=tags[0], prefix=(), count=sizes[inj[0]], src=src, make=lower,
-                     after_out=blocks, **common)  # type: ignore[arg-type]
+        _chain_level(arr, tag=tags[0], prefix=(), count=sizes[inj[0]], n_sym=n_sym[inj[0]], rows=const(1),
+                     src=src, make=lower, after_out=blocks, **common)  # type: ignore[arg-type]
         return
     s0, s1 = inj
 
     def low(t: tuple[int, ...]) -> tuple[str, ...]:
-        return (arr.fifo(f"fifo_{name}_{tags[1]}_{t[0]}_0", ctype, bits),)
+        return (arr.fifo(f"fifo_{name}_{tags[1]}_{t[0]}_0", ctype, bits, bits_sym=bits_sym),)
 
-    _chain_level(arr, tag=tags[0], prefix=(), count=sizes[s0], src=src, make=upper, before_out=low,
-                 **common)  # type: ignore[arg-type]
+    _chain_level(arr, tag=tags[0], prefix=(), count=sizes[s0], n_sym=n_sym[s0], rows=const(1), src=src,
+                 make=upper, before_out=low, **common)  # type: ignore[arg-type]
     for p0 in range(sizes[s0]):
-        _chain_level(arr, tag=tags[1], prefix=(p0,), count=sizes[s1], src=f"fifo_{name}_{tags[1]}_{p0}_0",
-                     make=lower, after_out=blocks, **common)  # type: ignore[arg-type]
+        _chain_level(arr, tag=tags[1], prefix=(p0,), count=sizes[s1], n_sym=n_sym[s1], rows=n_sym[s0],
+                     src=f"fifo_{name}_{tags[1]}_{p0}_0", make=lower, after_out=blocks,
+                     **common)  # type: ignore[arg-type]
 
 
 def _key(t: tuple[int, ...]) -> str:

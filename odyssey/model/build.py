@@ -64,8 +64,9 @@ from odyssey.codegen.channels import PortTraffic, accesses_per_pass, port_paces
 from odyssey.codegen.descriptor_schema import SCHEMA_VERSION, Descriptor, ExprJson, OperandJson
 from odyssey.codegen.roles import ModuleKind
 from odyssey.errors import ModelError, PlatformError
-from odyssey.expr import Expr, const, eceil, emax, emin, from_json, lt, mul, substitute, where
+from odyssey.expr import Expr, Mul, const, eceil, emax, emin, from_json, lt, mul, substitute, where
 from odyssey.model.design_model import DesignModel, ParamSpec
+from odyssey.model.fabric import dsp_cut, fabric_usage
 from odyssey.model.latency import (
     feeder_ii,
     module_fill,
@@ -73,7 +74,14 @@ from odyssey.model.latency import (
     pipeline_depth,
     read_back_fraction,
 )
-from odyssey.model.resources import bram18k, dsp, loop_table, offchip_bytes
+from odyssey.model.resources import (
+    bram18k,
+    dsp,
+    dsp_per_lane,
+    loop_table,
+    offchip_bytes,
+    simd_lanes,
+)
 from odyssey.platforms import Platform, assumption
 
 VARIANTS = ("accurate", "max")
@@ -259,10 +267,12 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
         else emax(compute, comm)
     total_bram, bram_parts = bram18k(desc, subst)
     bram_smooth, _ = bram18k(desc, subst, smooth=True)
+    fabric, per_module, lutram = fabric_usage(desc, subst)
     traffic, per_array = offchip_bytes(desc, subst, burst_overhead=burst_overhead)
     exprs: dict[str, Expr] = {
-        "latency": latency, "dsp": dsp(desc, subst), "bram18k": total_bram, "uram": const(0),
-        "offchip_bytes": traffic, "bram18k_smooth": bram_smooth, "compute_cycles": compute,
+        "latency": latency, "dsp": fabric.dsp, "lut": fabric.lut, "ff": fabric.ff,
+        "bram18k": total_bram + fabric.bram18k, "uram": const(0), "dsp_pe": dsp(desc, subst),
+        "offchip_bytes": traffic, "bram18k_smooth": bram_smooth + fabric.bram18k, "compute_cycles": compute,
         "comm_cycles": comm, "pe_ii": ii, "prologue_cycles": first, "drain_cycles": drain,
         "padding_ratio": _padding(desc, loops), "passes": n_pass,
     }
@@ -272,6 +282,14 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
         exprs[f"module:{name}"] = e + fill[name]
     for name, e in bram_parts.items():
         exprs[f"bram:{name}"] = e
+    for name, u in per_module.items():
+        for r in ("dsp", "lut", "ff", "bram18k"):
+            exprs[f"{r}@{name}"] = getattr(u, r)
+    for name, e in lutram.items():
+        exprs[f"lutram:{name}"] = e
+    cut = dsp_cut(desc, subst, simd_lanes(desc, subst), dsp_per_lane(desc))
+    if cut is not None and not isinstance(fabric.dsp, Mul):
+        exprs["dsp_cut"] = cut  # a monomial below the DSP total, for the exact optimum's budget cut
     for name, e in per_array.items():
         exprs[f"offchip:{name}"] = e
     for name, e in paces.items():

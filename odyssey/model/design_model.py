@@ -20,7 +20,7 @@ from odyssey.expr import Expr, compile_vectorized
 from odyssey.platforms import Platform, available
 
 #: resources checked against the platform budget, in this order
-RESOURCES = ("dsp", "bram18k", "uram")
+RESOURCES = ("dsp", "lut", "ff", "bram18k", "uram")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +42,8 @@ class Evaluation:
     latency_cycles: np.ndarray
     throughput_gops: np.ndarray
     dsp: np.ndarray
+    lut: np.ndarray
+    ff: np.ndarray
     bram18k: np.ndarray
     uram: np.ndarray
     offchip_bytes: np.ndarray
@@ -63,7 +65,7 @@ class Evaluation:
         if code < 1000:
             return f"{self.param_names[code - 1]} out of range or not a divisor"
         r = code - 1000
-        value = (self.dsp, self.bram18k, self.uram)[r][k]
+        value = getattr(self, RESOURCES[r])[k]
         return f"{RESOURCES[r]} {value:.0f} > {self.budget[r]:.0f}"
 
     @cached_property
@@ -77,7 +79,8 @@ class Evaluation:
     def point(self, k: int) -> dict[str, float | bool | str]:
         out: dict[str, float | bool | str] = {
             "latency_cycles": float(self.latency_cycles[k]), "throughput_gops": float(self.throughput_gops[k]),
-            "dsp": float(self.dsp[k]), "bram18k": float(self.bram18k[k]), "uram": float(self.uram[k]),
+            "dsp": float(self.dsp[k]), "lut": float(self.lut[k]), "ff": float(self.ff[k]),
+            "bram18k": float(self.bram18k[k]), "uram": float(self.uram[k]),
             "offchip_bytes": float(self.offchip_bytes[k]), "legal": bool(self.legal[k]),
             "feasible": bool(self.feasible[k]), "reason": self.reason_at(k),
         }
@@ -89,13 +92,13 @@ class Evaluation:
 class DesignModel:
     """Latency and resource model of one design on one platform.
 
-    ``exprs`` must define ``latency`` (cycles), ``dsp``, ``bram18k``, ``uram`` and
+    ``exprs`` must define ``latency`` (cycles), ``dsp``, ``lut``, ``ff``, ``bram18k``, ``uram`` and
     ``offchip_bytes``; any other entries (e.g. ``module:PE`` latencies, ``comm`` words,
     ``compute_cycles``) are evaluated into ``Evaluation.extra``. ``ops`` is the number of
     arithmetic operations of the kernel (for GOP/s).
     """
 
-    REQUIRED = ("latency", "dsp", "bram18k", "uram", "offchip_bytes")
+    REQUIRED = ("latency", *RESOURCES, "offchip_bytes")
 
     def __init__(
         self, design_id: str, params: tuple[ParamSpec, ...], exprs: Mapping[str, Expr],
@@ -172,7 +175,7 @@ class DesignModel:
         seconds = lat / (self.platform.clock_mhz * 1e6)
         gops = np.where(legal, self.ops / np.maximum(seconds, 1e-30) / 1e9, 0.0)
         extra = {k: np.asarray(v, dtype=np.float64) for k, v in out.items() if k not in self.REQUIRED}
-        return Evaluation(lat, gops, res["dsp"], res["bram18k"], res["uram"],
+        return Evaluation(lat, gops, res["dsp"], res["lut"], res["ff"], res["bram18k"], res["uram"],
                           np.asarray(out["offchip_bytes"], dtype=np.float64), legal, feasible, code, extra,
                           self.param_names, tuple(self.budget[r] for r in RESOURCES))
 

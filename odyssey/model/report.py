@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from odyssey.model.design_model import DesignModel
+from odyssey.model.design_model import RESOURCES, DesignModel
 from odyssey.platforms import available
 
 
 def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any]:
-    """The JSON record of `odyssey model --json`."""
+    """The JSON record of `odyssey model --json`: every resource (``dsp``, ``lut``, ``ff``,
+    ``bram18k``, ``uram``) at the top level with its ``budget`` (the kernel region's usable
+    share) and ``share`` of it, per module (``modules``: latency, DSP, LUT, FF, BRAM18K of all
+    its instances) and for the m_axi adapters and control interface (``interfaces``)."""
     r = model.evaluate_one(tiling)
     plat = model.platform
     bounds = {k[len("bound:"):]: float(v) for k, v in r.items() if k.startswith("bound:")}
@@ -21,9 +24,15 @@ def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any
     for k, v in r.items():
         if k.startswith("module:"):
             name = k[len("module:"):]
-            modules.append({"name": name, "latency_cycles": float(v),
-                            "bram18k": sum(float(r[f"bram:{b}"]) for b in owners.get(name, ())),
-                            "bottleneck": name == bottleneck or (bottleneck == "PE" and name in pe_modules)})
+            mod: dict[str, Any] = {"name": name, "latency_cycles": float(v)}
+            for res in ("dsp", "lut", "ff"):
+                mod[res] = float(r.get(f"{res}@{name}", 0.0))
+            mod["lut"] += sum(float(r.get(f"lutram:{b}", 0.0)) for b in owners.get(name, ()))
+            # the module's buffers, and the FIFOs' and adapters' BRAM it holds (none today)
+            mod["bram18k"] = sum(float(r[f"bram:{b}"]) for b in owners.get(name, ())) \
+                + float(r.get(f"bram18k@{name}", 0.0))
+            mod["bottleneck"] = name == bottleneck or (bottleneck == "PE" and name in pe_modules)
+            modules.append(mod)
     seconds = float(r["latency_cycles"]) / (plat.clock_mhz * 1e6)
     bram_parts = {k[len("bram:"):]: float(v) for k, v in r.items() if k.startswith("bram:")}
     return {
@@ -36,8 +45,12 @@ def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any
         "latency_cycles": float(r["latency_cycles"]),
         "latency_seconds": seconds,
         "throughput_gops": float(r["throughput_gops"]),
-        "dsp": float(r["dsp"]), "bram18k": float(r["bram18k"]), "uram": float(r["uram"]),
-        "budget": {res: available(plat, res) for res in ("dsp", "bram18k", "uram")},
+        **{res: float(r[res]) for res in RESOURCES},
+        "budget": {res: available(plat, res) for res in RESOURCES},
+        "share": {res: float(r[res]) / available(plat, res) if available(plat, res) else 0.0 for res in RESOURCES},
+        "kernel_region": {res: getattr(plat.kernel_resources, res) for res in RESOURCES},
+        "clock_mhz": plat.clock_mhz,
+        "interfaces": {res: float(r.get(f"{res}@ports", 0.0)) for res in ("lut", "ff", "bram18k")},
         "pe_ii": float(r["pe_ii"]),
         "compute_cycles": float(r["compute_cycles"]),
         "comm_cycles": float(r["comm_cycles"]),

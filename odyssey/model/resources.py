@@ -55,7 +55,13 @@ def simd_lanes(desc: Descriptor, subst: Mapping[str, Expr]) -> Expr:
 
 
 def dsp(desc: Descriptor, subst: Mapping[str, Expr]) -> Expr:
-    """DSP blocks: ``#PE * SIMD * per-lane cost`` (eq. 5-6)."""
+    """DSP blocks of the PEs' lanes: ``#PE * SIMD * per-lane cost`` (eq. 5-6; the design's
+    total, every operator counted, is :func:`odyssey.model.fabric.fabric_usage`'s)."""
+    return num_pes(desc, subst) * simd_lanes(desc, subst) * dsp_per_lane(desc)
+
+
+def dsp_per_lane(desc: Descriptor) -> int:
+    """DSP blocks of one SIMD lane's operators (``ops_per_lane``): fp32 MAC 5."""
     out_type = desc["compute"]["dtype"]
     ins = [o for o in desc["operands"] if o["role"] == "input"]
     # a multiply works at its operands' width (short * short is a 16-bit multiply even though
@@ -67,7 +73,7 @@ def dsp(desc: Descriptor, subst: Mapping[str, Expr]) -> Expr:
             continue
         kind = "add" if op == "sub" else op
         per_lane += op_cost(mul_type if kind == "mul" else out_type, kind)[0]
-    return num_pes(desc, subst) * simd_lanes(desc, subst) * per_lane
+    return per_lane
 
 
 def bram18k(desc: Descriptor, subst: Mapping[str, Expr], *, smooth: bool = False) -> tuple[Expr, dict[str, Expr]]:
@@ -87,14 +93,14 @@ def bram18k(desc: Descriptor, subst: Mapping[str, Expr], *, smooth: bool = False
                 per_bank = per_bank * ceil_div(ext_e, parts[d])
             else:
                 per_bank = per_bank * ext_e
-        cost = _bank_cost(per_bank, int(m["bits"]), banks, _e(m["instances_sym"], subst),
+        cost = _bank_cost(per_bank, _e(m["bits_sym"], subst), banks, _e(m["instances_sym"], subst),
                           m["double_buffered"], smooth)
         parts_out[m["name"]] = cost
         total = total + cost
     return total, parts_out
 
 
-def _bank_cost(depth: Expr, bits: int, banks: Expr, inst: Expr, double: bool, smooth: bool) -> Expr:
+def _bank_cost(depth: Expr, bits: Expr, banks: Expr, inst: Expr, double: bool, smooth: bool) -> Expr:
     """BRAM18K of ``inst`` buffers of ``banks`` banks of ``depth`` elements of ``bits`` bits."""
     per_bank = ceil_div(bits, 36) * ceil_div(depth, 512)
     if not smooth:

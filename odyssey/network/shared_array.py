@@ -45,7 +45,7 @@ from odyssey.frontend import load_scop
 from odyssey.mapping.space import Design, KernelSpace, TuningParam, analyse
 from odyssey.model import DesignModel, ParamSpec, build_model
 from odyssey.network.networks import Network, unique_shapes
-from odyssey.platforms import Platform
+from odyssey.platforms import Platform, with_kernel_resources
 from odyssey.polyhedral.affine import Affine
 from odyssey.tune.exact.best import best_tiling
 from odyssey.tune.exact.optimum import find_optimum
@@ -292,11 +292,10 @@ def _restricted(base: DesignModel, hw: Mapping[str, int], sizes: Mapping[str, in
             params.append(ParamSpec(p.name, loop, p.level, hw[p.name], hw[p.name], p.divides))
         else:
             params.append(ParamSpec(p.name, loop, p.level, p.lower, min(p.upper, hw[p.name]), p.divides))
-    plat = base.platform
-    res = dataclasses.replace(plat.resources, dsp=int(dsp), bram18k=int(bram))
+    plat = with_kernel_resources(base.platform, dsp=int(dsp), bram18k=int(bram))
     frac = dataclasses.replace(plat.usable_fraction, dsp=1.0, bram18k=1.0)
     return DesignModel(base.design_id, tuple(params), base.exprs,
-                       dataclasses.replace(plat, resources=res, usable_fraction=frac), ops=base.ops)
+                       dataclasses.replace(plat, usable_fraction=frac), ops=base.ops)
 
 
 def search_design(kernel: Path, design_id: str, shapes: list[_Shape], platform: Platform, *,

@@ -20,6 +20,7 @@ from odyssey.platforms.loader import (
     UramGeometry,
     UsableFractions,
     assumption,
+    at_clock,
     available,
     default_op_costs,
     list_platforms,
@@ -27,11 +28,13 @@ from odyssey.platforms.loader import (
     load_platform,
     mac_cost,
     op_cost,
+    with_kernel_resources,
 )
 
 __all__ = [
     "Assumption",
     "assumption",
+    "at_clock",
     "DEFAULT_USABLE_FRACTION",
     "RESOURCES",
     "BramGeometry",
@@ -50,4 +53,5 @@ __all__ = [
     "load_platform",
     "mac_cost",
     "op_cost",
+    "with_kernel_resources",
 ]

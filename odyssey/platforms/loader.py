@@ -34,6 +34,7 @@ file's ``source`` field says where each number comes from.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from importlib import resources
@@ -89,6 +90,10 @@ _PLATFORM_SPEC = Obj(
     optional={
         "description": Str(),
         "usable_fraction": Obj(optional={r: Num(0.0, 1.0) for r in RESOURCES}),
+        # the part of the device a kernel may use (an Alveo shell takes the rest), with its source
+        "kernel_region": Obj(required={"resources": Obj(required={r: Int(0 if r == "uram" else 1)
+                                                                  for r in RESOURCES}),
+                                       "source": Str()}, optional=_NOTES),
         **_NOTES,
     },
 )
@@ -197,6 +202,13 @@ class Platform:
     bram18k: BramGeometry
     uram: UramGeometry
     origin: str
+    region: ResourceCounts | None = None  # what a kernel may use (None: the whole device)
+    region_source: str = ""
+
+    @property
+    def kernel_resources(self) -> ResourceCounts:
+        """The resources a kernel may use: the shell's kernel region, or the whole device."""
+        return self.region or self.resources
 
     @property
     def kernel_memory(self) -> MemoryInterface:
@@ -216,7 +228,7 @@ class Platform:
 def _bundled_names() -> list[str]:
     files = resources.files("odyssey.platforms").iterdir()
     return sorted(f.name[:-5] for f in files
-                  if f.name.endswith(".json") and f.name not in ("optable.json", "assumptions.json"))
+                  if f.name.endswith(".json") and f.name not in ("optable.json", "assumptions.json", "fabric.json"))
 
 
 def list_platforms() -> list[str]:
@@ -293,16 +305,36 @@ def load_platform(name_or_path: str, *, usable_fraction: float | None = None) ->
         bram18k=bram,
         uram=UramGeometry(bits=u["bits"], width=u["width"], depth=u["depth"]),
         origin=label,
+        region=ResourceCounts(**d["kernel_region"]["resources"]) if "kernel_region" in d else None,
+        region_source=d["kernel_region"]["source"] if "kernel_region" in d else "",
     )
 
 
+def with_kernel_resources(platform: Platform, **counts: int) -> Platform:
+    """``platform`` whose kernel region has ``counts`` (e.g. ``dsp=100``) in place of its own
+    figures, the others kept: a smaller budget for a study or a test."""
+    return dataclasses.replace(platform, region=dataclasses.replace(platform.kernel_resources, **counts))
+
+
+def at_clock(platform: Platform, clock_mhz: float | None) -> Platform:
+    """``platform`` with its kernel clock set to ``clock_mhz`` (None: unchanged). The model's
+    GOP/s and each DRAM channel's bytes per cycle follow the clock; operator latencies stay
+    those of ``optable.json`` (measured at 300 MHz: conservative at lower clocks)."""
+    if clock_mhz is None:
+        return platform
+    if not clock_mhz > 0:
+        raise PlatformError(f"clock {clock_mhz!r} MHz must be positive; e.g. --clock 250")
+    return dataclasses.replace(platform, clock_mhz=float(clock_mhz))
+
+
 def available(platform: Platform, resource: str) -> float:
-    """Budget for ``resource``: ``total * usable_fraction`` (e.g. U250 DSP: 12288 * 0.7)."""
+    """Budget for ``resource``: the kernel region's ``total * usable_fraction`` (e.g. U250 DSP:
+    12273 * 0.7; the whole device where the platform gives no kernel region)."""
     if resource not in RESOURCES:
         raise PlatformError(
             f"unknown resource {resource!r}; the resources are {', '.join(RESOURCES)}"
         )
-    total: int = getattr(platform.resources, resource)
+    total: int = getattr(platform.kernel_resources, resource)
     fraction: float = getattr(platform.usable_fraction, resource)
     return total * fraction
 

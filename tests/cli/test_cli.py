@@ -307,10 +307,13 @@ def test_model_tables_add_up() -> None:
         o = run(["model", "mm", "-D", "I=256", "-D", "J=256", "-D", "K=256", "--design",
                  "i-ij.k", "--tiling", tiling, "--json", "-"])
         rec = json.loads(o.out)
-        assert sum(m["bram18k"] for m in rec["modules"]) == rec["bram18k"]
+        for res in ("dsp", "lut", "ff", "bram18k"):  # the modules and the interfaces are everything
+            parts = sum(m[res] for m in rec["modules"]) + rec["interfaces"].get(res, 0.0)
+            assert parts == pytest.approx(rec[res], rel=1e-12), res
         assert sum(rec["offchip_bytes"].values()) == rec["offchip_bytes_total"]
         totals = [x.split()[-1] for x in o.err.splitlines() if x.startswith("total ")]
         assert totals == [f"{rec['bram18k']:,.0f}", f"{rec['offchip_bytes_total']:,.0f}"]
+        assert all(res in rec["budget"] and res in rec["share"] for res in ("dsp", "lut", "ff", "bram18k", "uram"))
 
 
 # ------------------------------------------------------------------ progress

@@ -49,7 +49,8 @@ def test_a_wrong_design_is_caught(simulate, tmp_path) -> None:  # type: ignore[n
                         I="8", J="8", K="8")
     assert res.passed
     files = dict(gen.files)
-    files["kernel.cpp"] = files["kernel.cpp"].replace("v = v + ((v_A * v_B))", "v = v + ((v_A * v_A))")
+    files["kernel.cpp"] = files["kernel.cpp"].replace("float p = ((v_A * v_B))", "float p = ((v_A * v_A))")
+    assert files["kernel.cpp"] != dict(gen.files)["kernel.cpp"]
     bad = type(gen)(tuple(files.items()), gen.descriptor, gen.tiling, None)
     out = write_design(bad, tmp_path / "bad")
     res2 = run_csim(out, timeout_s=120)

@@ -87,6 +87,7 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     pe = visits_c * pipe(inner * n, ii, depth)
     lc = pow2_div(acc)  # the drain path's words: lanes of the flattened accumulator block
     pe_drain = visits_c * pipe(acc // lc, 1, 10)
+    accumulates = 1 if (on_chip and tk > 1) or t["T_k1"] // s > 1 else 0
     la = pow2_div(t["T_k1"])
     lb = la if la > 1 else pow2_div(t["T_j2"])  # along k (the SIMD loop) when it packs, else j
     visits_a = (ti * tk if order == "ij-ik.j" else tiles) // passes
@@ -130,7 +131,11 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
             "bound:PE": first + pe + drain + 3,
             "bound:A": ahead(l3a, visits_a) + tile + drain + 3,
             "bound:B": ahead(l3b, visits_b) + tile + drain + 3,
-            "bound:C": first + tile + l3c, "dsp": pi * pj * s * 5,
+            "bound:C": first + tile + l3c,
+            # every PE: s multiplies (3 DSP), s - 1 lane adds and the accumulation's add (2 DSP)
+            # where a reduction loop of its pipeline iterates; every PE drain of a partial-sum
+            # design adds the value read back from DRAM on each of its lc lanes
+            "dsp": pi * pj * (3 * s + 2 * (s - 1 + accumulates)) + (0 if on_chip else pi * pj * lc * 2),
             # a drain chain module: every visit at its loops' own depths, its last word once
             # through the rest of its chain; bounded from the first output visit like the writer
             "L2_out": visits_c * l2 + HOP * pi, "L1_out": visits_c * l1 + HOP * pj,
@@ -211,12 +216,14 @@ def test_mm_1d_dsp_bram_latency() -> None:
     ceil(256/16) * 64 = 1024 elements -> ceil(1024/512) = 2 blocks each: 1 x 2 x 16 x 2 = 64;
     acc 512 elements in 8 banks (the drain reads 16 per word, two per bank) of 64 elements,
     2048 bits -> 1 block each, double-buffered (compute / drain): 16 per PE, 64; the PE's
-    running sums, the same 512 elements in one plain array: 1 per PE, 4. Total 260."""
+    running sums, the same 512 elements in one plain array: 1 per PE, 4. Total 260 in the
+    buffers; the three m_axi adapters (512-bit words) each hold a read and a write buffer of
+    16 x 16 words (UG1399's defaults, printed): 2 * ceil(512/36) = 30 each, 90. Total 350."""
     ks = analyse(load_scop("kernels/mm.c", {"I": "256", "J": "256", "K": "256"}))
     m = build_model(ks, ks.design("i-ij.k"), platform=PLAT)
     r = m.evaluate_one({"T_i1": 32, "T_j1": 64, "T_k1": 256, "T_i2": 8, "T_j2": 4, "T_k2": 4})
     assert r["dsp"] == 80
-    assert r["bram18k"] == 260
+    assert r["bram18k"] == 350
     assert r["bram:A_block"] == 128 and r["bram:B_block"] == 64 and r["bram:acc"] == 64
     assert r["bram:acc_running"] == 4
     assert r["module:PE"] == 32 * 32797

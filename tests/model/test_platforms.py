@@ -76,10 +76,11 @@ def test_usable_fraction_default_and_override() -> None:
     p = load_platform("u250")
     for r in RESOURCES:
         assert getattr(p.usable_fraction, r) == 0.7
-    assert available(p, "dsp") == pytest.approx(12288 * 0.7)
-    assert available(p, "bram18k") == pytest.approx(5376 * 0.7)
+    # the budget is the shell's kernel region (u250.json kernel_region), 70% of it
+    assert available(p, "dsp") == pytest.approx(12273 * 0.7)
+    assert available(p, "bram18k") == pytest.approx(4672 * 0.7)
     q = load_platform("U250", usable_fraction=0.85)
-    assert available(q, "dsp") == pytest.approx(12288 * 0.85)
+    assert available(q, "dsp") == pytest.approx(12273 * 0.85)
     assert available(q, "uram") == pytest.approx(1280 * 0.85)
 
 
@@ -114,6 +115,7 @@ def test_user_file_loads_with_its_own_fractions(tmp_path: Path) -> None:
     data = _u250()
     data["name"] = "half_u250"
     data["resources"]["dsp"] = 6144
+    del data["kernel_region"]  # no region: the budget is the device's
     data["usable_fraction"] = {"dsp": 0.9}
     p = load_platform(_write(tmp_path, data))
     assert p.name == "half_u250" and p.origin.endswith("my.json")

@@ -97,7 +97,8 @@ def test_json_fields_and_totals(all_designs: tuple[int, str, dict[str, Any]]) ->
         assert math.isclose(layer["dsp_efficiency"],
                             layer["throughput_gops"] / (2 * lanes * clock / 1e3))
         assert 0 < layer["dsp_efficiency"] <= 1
-        assert layer["dsp"] == 5 * lanes  # an fp32 MAC lane: fmul 3 + fadd 2 DSPs
+        # an fp32 MAC lane: fmul 3 + fadd 2 DSPs; a drain that adds partial sums adds more
+        assert layer["dsp"] >= 5 * lanes
         assert layer["tiling"] and layer["dataflow"] and layer["ordering"]
     macs = {"c1": 4 * 4 * 4 * 4 * 9, "dw1": 4 * 4 * 4 * 9, "c2": 4 * 4 * 4 * 4 * 9}
     assert {x["name"]: x["macs"] for x in rec["layers"]} == macs
@@ -153,6 +154,7 @@ def test_interrupt_keeps_the_results_so_far(tmp_path: Path, monkeypatch: pytest.
 def test_no_feasible_design_exits_2(tmp_path: Path) -> None:
     platform = json.loads((ROOT / "odyssey" / "platforms" / "u250.json").read_text())
     platform["resources"]["dsp"] = 4  # not even one fp32 MAC lane (5 DSPs) fits
+    platform["kernel_region"]["resources"]["dsp"] = 4
     pfile = tmp_path / "tiny_fpga.json"
     pfile.write_text(json.dumps(platform))
     tiny = {**TINY, "layers": TINY["layers"][:1]}

@@ -114,8 +114,12 @@ def test_same_tiles_stay_within_the_bram_where_scaled_ones_outgrow_it() -> None:
                                space_loops=design.space_loops, how=how) for how in RESCALINGS}
     assert got["same"] == tiling
     ev = model.evaluate({n: np.array([got[h][n] for h in RESCALINGS]) for n in model.param_names})
-    assert list(ev.feasible) == [False, False, True]
+    # the scaled tiles outgrow the BRAM, the same tiles do not; under the complete resource
+    # model (2026-11-27) the same tiles need 9,984 DSPs (the drains add the partial sums read
+    # back: this ordering's reduction tiles are outside its output's), over the 8,591 usable
+    assert not ev.feasible.any()
     assert ev.bram18k[0] > ev.bram18k[1] > model.budget["bram18k"] >= ev.bram18k[2]
+    assert ev.dsp[2] > model.budget["dsp"]
     assert ev.throughput_gops[2] > 600
 
 

@@ -71,7 +71,7 @@ from odyssey.tune.exact.optimum_boxes import (
     _tighten,
     _up,
 )
-from odyssey.tune.exact.optimum_budget import monomial_budgets
+from odyssey.tune.exact.optimum_budget import model_budgets
 from odyssey.tune.exact.optimum_reach import Reach
 
 Status = Literal["optimal", "time_limit", "infeasible"]
@@ -118,6 +118,8 @@ class OptimumResult:
     regions_enumerated: int
     bound_evaluations: int  # boxes bounded, including the trial splits of strong branching
     proof: str
+    lut: float = math.nan
+    ff: float = math.nan
 
     @property
     def regions_pruned(self) -> dict[str, int]:
@@ -130,7 +132,7 @@ class OptimumResult:
             "design": self.design_id, "status": self.status,
             "tiling": dict(self.tiling) if self.tiling is not None else None,
             "latency_cycles": _finite(self.latency_cycles), "throughput_gops": self.throughput_gops,
-            "dsp": self.dsp, "bram18k": self.bram18k, "uram": self.uram,
+            "dsp": self.dsp, "lut": self.lut, "ff": self.ff, "bram18k": self.bram18k, "uram": self.uram,
             "lower_bound_cycles": _finite(self.lower_bound_cycles), "gap": _finite(self.gap),
             "seconds": self.seconds, "points_evaluated": self.points_evaluated,
             "regions_explored": self.regions_explored, "regions_pruned": self.regions_pruned,
@@ -218,7 +220,7 @@ class BranchAndBound:
         exprs = {k: model.exprs[k] for k in _OBJECTIVES}
         coords = self.space.coords
         rewritten, integral = coords.rewrite(exprs)
-        self.budgets = monomial_budgets(rewritten, coords.dims, {r: model.budget[r] for r in RESOURCES})
+        self.budgets = model_budgets(model, coords, rewritten)
         self.bounds = IntervalProgram(rewritten, coords.dims, integral=integral, caps=self.budgets,
                                       children=self.space.children())
         self.bounds.compute_breakpoints(self.space.lower.tolist(), self.space.upper.tolist())
@@ -658,20 +660,21 @@ def _result(model: DesignModel, s: BranchAndBound, lower: float, seconds: float)
     else:
         status = "optimal" if finished else "time_limit"
     tiling = None
-    lat = gops = dsp = bram = uram = math.inf
+    lat = gops = dsp = bram = uram = lut = ff = math.inf
     if s.best is not None:
         tiling = {n: int(v) for n, v in zip(s.space.names, s.best, strict=True)}
         ev = model.evaluate({k: [v] for k, v in tiling.items()})
         lat, gops = float(ev.latency_cycles[0]), float(ev.throughput_gops[0])
         dsp, bram, uram = float(ev.dsp[0]), float(ev.bram18k[0]), float(ev.uram[0])
+        lut, ff = float(ev.lut[0]), float(ev.ff[0])
     else:
         gops = 0.0
     gap = (s.best_lat - lower) / s.best_lat if s.best is not None and math.isfinite(lower) else math.inf
     split = s.explored - s.pruned_bound - s.pruned_res - s.empty - s.enumerated
     boxes = (f"{s.explored:,} boxes of tilings were bounded: {split:,} were split further, "
              f"{s.pruned_bound:,} pruned because their interval lower bound on latency is at least "
-             f"{s.best_lat:,.0f} cycles, {s.pruned_res:,} because a lower bound on DSP, BRAM18K or "
-             f"URAM exceeds the usable budget, {s.empty:,} hold no legal tiling, and the "
+             f"{s.best_lat:,.0f} cycles, {s.pruned_res:,} because a lower bound on a resource (DSP, LUT, FF, "
+             f"BRAM18K, URAM) exceeds the usable budget, {s.empty:,} hold no legal tiling, and the "
              f"{s.enumerated:,} remaining small boxes were evaluated point by point "
              f"({s.points:,} tilings evaluated in all)")
     if status == "optimal":
@@ -688,5 +691,5 @@ def _result(model: DesignModel, s: BranchAndBound, lower: float, seconds: float)
         seconds=seconds, points_evaluated=s.points, regions_explored=s.explored,
         regions_pruned_bound=s.pruned_bound, regions_pruned_resources=s.pruned_res,
         regions_empty=s.empty, regions_enumerated=s.enumerated,
-        bound_evaluations=s.bound_evaluations, proof=proof,
+        bound_evaluations=s.bound_evaluations, proof=proof, lut=lut, ff=ff,
     )

@@ -77,7 +77,7 @@ class _Space:
             if p.lower > p.upper or p.lower < 1:
                 raise TunerError(f"design {model.design_id}: parameter {p.name} has the range "
                                  f"[{p.lower}, {p.upper}]; the search needs 1 <= lower <= upper")
-        coords = Coordinates.choose(model.params, [model.exprs["dsp"]])
+        coords = Coordinates.choose(model.params, [model.exprs.get("dsp_cut", model.exprs["dsp"])])
         lower = np.array([p.lower for p in model.params], dtype=np.int64)
         upper = np.array([p.upper for p in model.params], dtype=np.int64)
         c_lo, c_hi = lower.copy(), upper.copy()

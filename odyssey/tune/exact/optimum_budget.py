@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -88,3 +89,15 @@ def monomial_budgets(exprs: Mapping[str, Expr], dims: Sequence[str],
     """The budgets among ``budget`` whose resource expression is a monomial of ``dims``."""
     out = (MonomialBudget.of(r, exprs[r], dims, cap) for r, cap in budget.items() if r in exprs)
     return tuple(b for b in out if b is not None)
+
+
+def model_budgets(model: Any, coords: Any, rewritten: Mapping[str, Expr]) -> tuple[MonomialBudget, ...]:
+    """The budgets of ``model`` (a :class:`~odyssey.model.design_model.DesignModel`) that cut
+    boxes: each resource whose (rewritten) expression is a monomial of ``coords``' dimensions;
+    for the DSP, the model's ``dsp_cut`` where it gives one (a monomial lower bound of the DSP,
+    ``#PE * SIMD * per-lane cost``, valid at every legal tiling: cutting with it removes only
+    tilings over the budget)."""
+    cuts = dict(rewritten)
+    if "dsp_cut" in model.exprs:
+        cuts["dsp"] = coords.rewrite({"dsp": model.exprs["dsp_cut"]})[0]["dsp"]
+    return monomial_budgets(cuts, coords.dims, dict(model.budget))

@@ -1,0 +1,16 @@
+/* 16-bit unsigned matrix multiplication as in AutoSA's large int16 U250 design
+ * (autosa_tests/large/mm_int16: data_t is unsigned short, the accumulator too; B[j][k]). */
+#define I 64
+#define J 64
+#define K 64
+
+void kernel_mm_u16(unsigned short A[I][K], unsigned short B[J][K], unsigned short C[I][J]) {
+#pragma scop
+  for (int i = 0; i < I; i++)
+    for (int j = 0; j < J; j++) {
+      C[i][j] = 0;
+      for (int k = 0; k < K; k++)
+        C[i][j] = C[i][j] + A[i][k] * B[j][k];
+    }
+#pragma endscop
+}

@@ -1,0 +1,143 @@
+"""Fabric costs of the constructs a generated design instantiates, loaded from ``fabric.json``.
+
+``optable.json`` gives each operator core's DSP slices and latency; this table gives everything
+else the resource model prices, each entry with its ``source`` (a Xilinx document or a stated
+first-principles derivation):
+
+* ``operators``: LUT and FF of each operator core (the cores whose DSPs ``optable.json`` gives);
+* ``fifo``: a stream FIFO of ``W`` bits and depth ``D``: shallower than ``srl_min_depth`` it is
+  registers (``D * W`` FF and a read multiplexer of ``mux_lut_per_bit * W`` LUT), otherwise
+  SRL shift registers (``W * ceil(D / srl_depth_per_lut)`` LUT); plus its control and the
+  writer's register of the item (``ff_per_bit * W``);
+* ``lutram``: a memory bank of at most ``max_bits`` bits is distributed RAM,
+  ``luts_per_block * ceil(W / block_width) * ceil(D / block_depth)`` LUT;
+* ``process``: the control of each dataflow process (state machine, start/done handshake);
+* ``loop``: each loop's counter: ``lut_per_bit`` and ``ff_per_bit`` per bit of its trip count;
+* ``m_axi``: each bundle's adapter: logic growing with its data width, and a read and a write
+  buffer of ``num_outstanding * max_burst_length`` words (UG1399) in BRAM;
+* ``s_axilite``: the control interface of the kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from odyssey.errors import ModelError
+from odyssey.platforms._schema import Int, MapOf, Num, Obj, Str, load_json
+
+_SRC = {"source": Str()}
+_COST = Obj(required={"lut": Int(0), "ff": Int(0), **_SRC}, optional={"notes": Str()})
+_SPEC = Obj(
+    required={
+        "about": Str(),
+        "operators": MapOf(MapOf(_COST)),
+        "fifo": Obj(required={"srl_min_depth": Int(1), "srl_depth_per_lut": Int(1), "mux_lut_per_bit": Num(),
+                              "control_lut": Int(0), "control_ff": Int(0), "ff_per_bit": Int(0), **_SRC},
+                    optional={"notes": Str()}),
+        "lutram": Obj(required={"max_bits": Int(0), "block_width": Int(1), "block_depth": Int(1),
+                                "luts_per_block": Int(1), **_SRC}, optional={"notes": Str()}),
+        "process": _COST,
+        "loop": Obj(required={"lut_per_bit": Num(), "ff_per_bit": Num(), **_SRC}, optional={"notes": Str()}),
+        "m_axi": Obj(required={"lut": Int(0), "ff": Int(0), "lut_per_bit": Num(), "ff_per_bit": Num(),
+                               "max_burst_length": Int(1), "num_outstanding": Int(1), **_SRC},
+                     optional={"notes": Str()}),
+        "s_axilite": _COST,
+    },
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Logic:
+    """LUTs and flip-flops of one construct."""
+
+    lut: int
+    ff: int
+
+
+@dataclass(frozen=True, slots=True)
+class FifoCosts:
+    srl_min_depth: int
+    srl_depth_per_lut: int
+    mux_lut_per_bit: float
+    control: Logic
+    ff_per_bit: int = 0  # the writer's register of the item
+
+
+@dataclass(frozen=True, slots=True)
+class LutramCosts:
+    max_bits: int
+    block_width: int
+    block_depth: int
+    luts_per_block: int
+
+
+@dataclass(frozen=True, slots=True)
+class MaxiCosts:
+    """An m_axi adapter of ``W`` data bits: ``logic + W * per_bit`` LUT and FF, and a read and
+    a write buffer of ``num_outstanding * max_burst_length`` words."""
+
+    logic: Logic
+    lut_per_bit: float
+    ff_per_bit: float
+    max_burst_length: int
+    num_outstanding: int
+
+
+@dataclass(frozen=True, slots=True)
+class FabricCosts:
+    """The table of ``fabric.json`` (see the module docstring), read from ``origin``."""
+
+    operators: tuple[tuple[str, tuple[tuple[str, Logic], ...]], ...]
+    fifo: FifoCosts
+    lutram: LutramCosts
+    process: Logic
+    loop_lut_per_bit: float
+    loop_ff_per_bit: float
+    m_axi: MaxiCosts
+    s_axilite: Logic
+    origin: str
+
+    def operator(self, dtype: str, op: str) -> Logic:
+        """LUT and FF of operator ``op`` on canonical dtype ``dtype`` (``fp32``); ``neg`` is a
+        sign flip (no core). ModelError naming the table when the pair is missing."""
+        ops = dict(self.operators).get(dtype)
+        cost = None if ops is None else dict(ops).get(op)
+        if cost is None:
+            raise ModelError(f"no LUT/FF cost for {op!r} on {dtype!r} in {self.origin}; add it to operators.{dtype}")
+        return cost
+
+
+def _logic(d: dict[str, Any]) -> Logic:
+    return Logic(int(d["lut"]), int(d["ff"]))
+
+
+def parse_fabric(data: Any, label: str) -> FabricCosts:
+    """The checked table of a parsed ``fabric.json``-shaped document."""
+    d = _SPEC.check(data, "", label)
+    f, lr, m = d["fifo"], d["lutram"], d["m_axi"]
+    return FabricCosts(
+        operators=tuple((t, tuple((op, _logic(c)) for op, c in ops.items())) for t, ops in d["operators"].items()),
+        fifo=FifoCosts(f["srl_min_depth"], f["srl_depth_per_lut"], float(f["mux_lut_per_bit"]),
+                       Logic(f["control_lut"], f["control_ff"]), f["ff_per_bit"]),
+        lutram=LutramCosts(lr["max_bits"], lr["block_width"], lr["block_depth"], lr["luts_per_block"]),
+        process=_logic(d["process"]),
+        loop_lut_per_bit=float(d["loop"]["lut_per_bit"]), loop_ff_per_bit=float(d["loop"]["ff_per_bit"]),
+        m_axi=MaxiCosts(_logic(m), float(m["lut_per_bit"]), float(m["ff_per_bit"]), m["max_burst_length"],
+                        m["num_outstanding"]),
+        s_axilite=_logic(d["s_axilite"]),
+        origin=label,
+    )
+
+
+@functools.cache
+def fabric_costs() -> FabricCosts:
+    """The bundled table (read once)."""
+    entry = resources.files("odyssey.platforms") / "fabric.json"
+    label = "odyssey/platforms/fabric.json"
+    return parse_fabric(load_json(entry.read_text(encoding="utf-8"), label), label)
+
+
+__all__ = ["FabricCosts", "FifoCosts", "Logic", "LutramCosts", "MaxiCosts", "fabric_costs", "parse_fabric"]

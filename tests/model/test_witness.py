@@ -1,0 +1,81 @@
+"""The resource witness (counts the printed C++) against the model (reads the description):
+they agree on generated designs, and a change to the printed code that the description does
+not know is caught, resource by resource."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from odyssey.codegen.generate import generate
+from odyssey.codegen.writer import write_design
+from odyssey.frontend import load_scop
+from odyssey.frontend.bundled import bundled_kernel
+from odyssey.mapping.space import analyse
+from odyssey.model.witness import compare
+from odyssey.platforms import load_platform
+
+PLAT = load_platform("u250")
+MM = {"I": "16", "J": "16", "K": "16"}
+CASES = [
+    ("mm", MM, "ij-ij.k", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 4, "T_k2": 4}),
+    ("mm", MM, "k-ij.k", {"T_i1": 4, "T_j1": 4, "T_k1": 16, "T_i2": 1, "T_j2": 1, "T_k2": 4}),
+    ("mttkrp", {}, "ij-ij.kl", {"T_i1": 4, "T_j1": 4, "T_k1": 4, "T_l1": 4, "T_i2": 2, "T_j2": 2, "T_k2": 2}),
+    ("autosa/mm_i8", MM, "ij-ij.k", {"T_i1": 8, "T_j1": 8, "T_k1": 16, "T_i2": 4, "T_j2": 4, "T_k2": 16}),
+]
+
+
+def _design(tmp: Path, kernel: str, sizes: dict[str, str], design: str, tiling: dict[str, int]) -> Path:
+    path = bundled_kernel(kernel)
+    assert path is not None
+    ks = analyse(load_scop(path, sizes))
+    return write_design(generate(ks, ks.design(design), tiling), tmp / "d")
+
+
+@pytest.mark.parametrize(("kernel", "sizes", "design", "tiling"), CASES, ids=[f"{c[0]}:{c[2]}" for c in CASES])
+def test_witness_equals_model(tmp_path: Path, kernel: str, sizes: dict[str, str], design: str,
+                              tiling: dict[str, int]) -> None:
+    w, totals, disagree = compare(_design(tmp_path, kernel, sizes, design, tiling), PLAT)
+    assert disagree == []
+    assert w.total.dsp == totals["dsp"] > 0 and w.total.lut == totals["lut"] and w.total.ff == totals["ff"]
+
+
+def test_the_printed_pe_has_one_add_per_lane_and_the_drain_none(tmp_path: Path) -> None:
+    """Closed form: an fp32 PE of SIMD 4 holds 4 multiplies and 3 + 1 adds; a drain of an
+    output without a chain and a zero start holds no operator (no `0 + x`)."""
+    w, _, _ = compare(_design(tmp_path, *CASES[0]), PLAT)
+    assert w.operators["PE"] == {("mul", "fp32"): 4, ("add", "fp32"): 4}
+    assert w.operators["PE_drain"] == {}
+
+
+def _edit(src: Path, dst: Path, old: str, new: str, count: int = -1) -> Path:
+    shutil.copytree(src, dst)
+    text = (dst / "kernel.cpp").read_text()
+    assert old in text
+    (dst / "kernel.cpp").write_text(text.replace(old, new, count))
+    return dst
+
+
+def test_a_zero_based_lane_sum_put_back_is_caught(tmp_path: Path) -> None:
+    d = _design(tmp_path, *CASES[0])
+    bad = _edit(d, tmp_path / "bad", "v = (ln == 0) ? p : (float)(v + p)", "v = (float)(v + p)")
+    w, _, disagree = compare(bad, PLAT)
+    assert {(x.where, x.resource) for x in disagree} >= {("PE", "dsp"), ("total", "dsp")}
+    pe = next(x for x in disagree if x.where == "PE" and x.resource == "dsp")
+    assert pe.witness - pe.model == 2 * w.instances["PE"]  # one more fp32 add (2 DSP) in each PE
+
+
+def test_a_deepened_fifo_is_caught(tmp_path: Path) -> None:
+    d = _design(tmp_path, *CASES[0])
+    bad = _edit(d, tmp_path / "bad", "variable=fifo_A_PE_0_0 depth=2", "variable=fifo_A_PE_0_0 depth=64", 1)
+    _, _, disagree = compare(bad, PLAT)
+    assert ("total", "lut") in {(x.where, x.resource) for x in disagree}
+
+
+def test_a_changed_binding_is_caught(tmp_path: Path) -> None:
+    d = _design(tmp_path, *CASES[0])
+    bad = _edit(d, tmp_path / "bad", "variable=fifo_A_L3 type=fifo impl=srl", "variable=fifo_A_L3 type=fifo impl=bram", 1)
+    _, _, disagree = compare(bad, PLAT)
+    assert ("total", "bram18k") in {(x.where, x.resource) for x in disagree}
