@@ -27,6 +27,10 @@ def _cmd_network(args: argparse.Namespace) -> int:
     from odyssey.platforms import load_platform
 
     engine = engine_from(args)
+    if args.mm_kernel is not None and (args.shared_array or args.transfer):
+        raise OdysseyError("--mm-kernel applies to the per-layer tuning, not to --shared-array "
+                           "or --transfer (they take matmul layers' kernel as mm.c next to "
+                           "--kernel)")
     if engine.distributed and (args.shared_array or args.transfer):
         raise OdysseyError("--workers and --scheduler apply to the per-layer tuning, not to "
                            "--shared-array or --transfer")
@@ -59,7 +63,7 @@ def _cmd_network(args: argparse.Namespace) -> int:
         if engine.distributed else None
     try:
         result = tune_network(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
-                              platform=platform, design=args.design, time_s=time_s,
+                              mm_kernel=args.mm_kernel, platform=platform, design=args.design, time_s=time_s,
                               samples=args.samples, seed=args.seed, method=args.method,
                               progress=report, engine=engine, schedule=args.schedule,
                               on_task=tasks.done if tasks else None,
@@ -95,8 +99,9 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
                          "not reached" if s is None else "no feasible design"])
             continue
         assert s.latency_cycles is not None and s.throughput_gops is not None
-        rows.append([*head, s.design, f"{s.throughput_gops:.1f}", f"{s.latency_cycles:,.0f}",
-                     f"{s.latency_cycles / (result.clock_mhz * 1e3):.3f}",
+        cycles = r.layer.batch * s.latency_cycles
+        rows.append([*head, s.design, f"{s.throughput_gops:.1f}", f"{cycles:,.0f}",
+                     f"{cycles / (result.clock_mhz * 1e3):.3f}",
                      f"{s.dsp_efficiency:.0%}", str(s.mac_lanes), f"{s.dsp:,.0f}",
                      f"= {r.duplicate_of}" if r.duplicate_of else
                      ",".join(f"{k}={v}" for k, v in s.tiling)])
@@ -109,11 +114,13 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
         for d in s.designs:
             if d.error:
                 print(f"note: {', '.join(s.layers)}: design {d.design} failed: {d.error}")
+    kinds = " + ".join(f"{n} {kind}" for kind, n in result.tuned_kinds.items())
     print(f"total: {result.latency_cycles:,.0f} cycles = {result.latency_ms:.3f} ms, "
           f"{result.ops / 1e9:.3f} GOP, {result.throughput_gops:.1f} GOP/s overall "
-          f"({len(result.layers) - len(result.missing)} of {len(result.layers)} layers; "
-          f"tuned in {result.seconds:.1f} s)")
-    print("DSP eff = throughput / (2 * MAC lanes * clock); lanes = #PE * SIMD")
+          f"({kinds or 'no'} layers, {len(result.layers) - len(result.missing)} of "
+          f"{len(result.layers)}; tuned in {result.seconds:.1f} s)")
+    print("DSP eff = throughput / (2 * MAC lanes * clock); lanes = #PE * SIMD; a layer "
+          "xB runs its shape B times (cycles, ms: all B)")
     if network.unmapped:
         print("not mapped: " + "; ".join(f"{u.name} ({u.op})" for u in network.unmapped))
     if result.missing and not result.interrupted:
@@ -130,13 +137,18 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
 
 def register(sub: Any) -> None:
     """Add this module's subcommands to the `odyssey` parser."""
-    nw = sub.add_parser("network", help="tune every convolution layer of a CNN (identical shapes once)")
-    nw.add_argument("network", help="bundled network (vgg16, resnet50, mobilenetv2) or a network JSON file")
+    nw = sub.add_parser("network", help="tune every layer of a network (identical shapes once)")
+    nw.add_argument("network", help="bundled network (vgg16, resnet50, mobilenetv2, bert-base, "
+                    "vit-b16), a network JSON file (odyssey-network/1) or an ONNX model (.onnx; "
+                    "docs/networks.md)")
     nw.add_argument("--kernel", default="cnn", type=kernel_file,
                     help="kernel of the conv and pointwise layers: a C file or a bundled kernel "
                          "name (default cnn, the bundled cnn.c)")
     nw.add_argument("--dw-kernel", metavar="KERNEL", type=kernel_file,
                     help="kernel of the depthwise layers (default dwconv.c next to --kernel)")
+    nw.add_argument("--mm-kernel", metavar="KERNEL", type=kernel_file,
+                    help="kernel of the matmul layers (fully connected, projections, attention; "
+                         "default mm.c next to --kernel)")
     nw.add_argument("--design", default="all",
                     help="design id or index of --kernel on every layer, or `all`: each layer's "
                          "best (default)")
