@@ -17,13 +17,14 @@ from odyssey.cli._common import (
     table,
 )
 from odyssey.cli._engine import TaskProgress, add_engine_options, engine_from
+from odyssey.cli._network_input import INPUT_SHAPE_HELP, input_shape, load_network_arg
 from odyssey.cli._output import add_json, emit_json, outputs
 from odyssey.errors import OdysseyError
 
 
 def _cmd_network(args: argparse.Namespace) -> int:
     from odyssey.network.network_tuning import NetworkProgress, tune_network
-    from odyssey.network.networks import load_network
+    from odyssey.network.networks import network_document
     from odyssey.platforms import load_platform
 
     engine = engine_from(args)
@@ -46,7 +47,9 @@ def _cmd_network(args: argparse.Namespace) -> int:
         from odyssey.cli._transfer import run_transfer
 
         return run_transfer(args)
-    network = load_network(args.network)
+    network = load_network_arg(args.network, args.input_shape)
+    if args.table:
+        emit_json(args.table, network_document(network), option="--table")
     platform = load_platform(args.platform)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0
     line = ProgressLine()
@@ -121,7 +124,9 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
           f"{len(result.layers)}; tuned in {result.seconds:.1f} s)")
     print("DSP eff = throughput / (2 * MAC lanes * clock); lanes = #PE * SIMD; a layer "
           "xB runs its shape B times (cycles, ms: all B)")
-    if network.unmapped:
+    if network.nodes:
+        print(_node_summary(network.nodes))
+    elif network.unmapped:
         print("not mapped: " + "; ".join(f"{u.name} ({u.op})" for u in network.unmapped))
     if result.missing and not result.interrupted:
         print(f"odyssey: no feasible design for {', '.join(result.missing)}; the total leaves "
@@ -135,6 +140,28 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
     return 2 if result.missing else 0
 
 
+def _node_summary(nodes: Any) -> str:
+    """Every node of an imported graph by outcome and operator: ``175 graph nodes: 54 ->
+    layers (Conv 53, Gemm 1); 102 no systolic work (BatchNormalization 53, Relu 49); 1 not
+    supported (LSTM: lstm_1)``; the JSON lists them one by one."""
+    parts = []
+    for outcome in ("layer", "no systolic work", "not supported"):
+        ops: dict[str, list[str]] = {}
+        for n in nodes:
+            if n.outcome == outcome:
+                ops.setdefault(n.op, []).append(n.name)
+        if not ops:
+            continue
+        total = sum(len(v) for v in ops.values())
+        if outcome == "not supported":
+            inner = ", ".join(f"{op}: {', '.join(names)}" for op, names in ops.items())
+        else:
+            inner = ", ".join(f"{op} {len(names)}" for op, names in ops.items())
+        head = "-> layers" if outcome == "layer" else outcome
+        parts.append(f"{total} {head} ({inner})")
+    return f"{len(nodes)} graph nodes: " + "; ".join(parts)
+
+
 def register(sub: Any) -> None:
     """Add this module's subcommands to the `odyssey` parser."""
     nw = sub.add_parser("network", help="tune every layer of a network (identical shapes once)")
@@ -146,6 +173,12 @@ def register(sub: Any) -> None:
                          "name (default cnn, the bundled cnn.c)")
     nw.add_argument("--dw-kernel", metavar="KERNEL", type=kernel_file,
                     help="kernel of the depthwise layers (default dwconv.c next to --kernel)")
+    nw.add_argument("--input-shape", type=input_shape, action="append", metavar="NAME=DIMS",
+                    help=INPUT_SHAPE_HELP)
+    nw.add_argument("--table", metavar="FILE",
+                    help="write the network's layer table (odyssey-network/1, docs/networks.md: "
+                         "what odyssey understood of an ONNX model, every node accounted for) to "
+                         "FILE before tuning")
     nw.add_argument("--mm-kernel", metavar="KERNEL", type=kernel_file,
                     help="kernel of the matmul layers (fully connected, projections, attention; "
                          "default mm.c next to --kernel)")
@@ -187,4 +220,5 @@ def register(sub: Any) -> None:
                     help="with --transfer: tune with transfer only (no from-scratch run) and "
                          "print the per-layer results as without --transfer")
     add_engine_options(nw, "(layer shape, design) searches")
-    nw.set_defaults(func=_cmd_network, outputs=outputs(("json", "file"), ("history", "history")))
+    nw.set_defaults(func=_cmd_network, outputs=outputs(("json", "file"), ("history", "history"),
+                                                     ("table", "file")))
