@@ -172,3 +172,41 @@ def single(op: str = "Conv", **attrs: Any) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, "single", [x, w], [y], initializer=inits)
     return helper.make_model(graph, producer_name="odyssey-tests",
                              opset_imports=[helper.make_opsetid("", 17)])
+
+
+def encoder_layer(tokens: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 3072,
+                  prefix: str = "enc1-") -> onnx.ModelProto:
+    """One post-norm transformer encoder layer as PyTorch exports BERT's: MatMul + Add for
+    each projection, Reshape and Transpose to ``1 x heads x tokens x head_dim``, ``Q K^T``
+    (K transposed to ``head_dim x tokens``), Div, Softmax, ``A V``, back to
+    ``1 x tokens x hidden``, the output projection, Add, LayerNormalization, the feed-forward
+    MatMuls with Gelu (as Erf), Add, LayerNormalization."""
+    g = GraphBuilder()
+    hd = hidden // heads
+
+    def dense(x: str, name: str, cin: int, cout: int) -> str:
+        w = g.weight(f"{name}.weight", (cin, cout))
+        return g.op("Add", [g.op("MatMul", [x, w], name), g.weight(f"{name}.bias", (cout,))])
+
+    def split(x: str, perm: list[int]) -> str:
+        return g.op("Transpose", [g.op("Reshape", [x, g.int_const([1, tokens, heads, hd])])],
+                    perm=perm)
+
+    def norm(x: str, name: str) -> str:
+        return g.op("LayerNormalization", [x, g.weight(f"{name}.gamma", (hidden,)),
+                                           g.weight(f"{name}.beta", (hidden,))], axis=-1)
+
+    x = "input"
+    q = split(dense(x, f"{prefix}q", hidden, hidden), [0, 2, 1, 3])
+    k = split(dense(x, f"{prefix}k", hidden, hidden), [0, 2, 3, 1])
+    v = split(dense(x, f"{prefix}v", hidden, hidden), [0, 2, 1, 3])
+    scores = g.op("Div", [g.op("MatMul", [q, k], f"{prefix}qk"), g.const(float(hd) ** 0.5)])
+    ctx = g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v], f"{prefix}av")
+    ctx = g.op("Reshape", [g.op("Transpose", [ctx], perm=[0, 2, 1, 3]),
+                           g.int_const([1, tokens, hidden])])
+    x = norm(g.op("Add", [x, dense(ctx, f"{prefix}proj", hidden, hidden)]), "ln1")
+    h = dense(x, f"{prefix}ffn1", hidden, ffn)
+    h = g.op("Mul", [h, g.op("Add", [g.op("Erf", [g.op("Div", [h, g.const(2 ** 0.5)])]),
+                                     g.const(1.0)])])
+    out = norm(g.op("Add", [x, dense(h, f"{prefix}ffn2", ffn, hidden)]), "ln2")
+    return g.model(out, [1, tokens, hidden], "encoder")

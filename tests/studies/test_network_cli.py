@@ -164,7 +164,7 @@ def test_no_feasible_design_exits_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["network", "nope"], "unknown network `nope`; bundled networks: mobilenetv2, resnet50, vgg16"),
+    (["network", "nope"], "unknown network `nope`; bundled networks: bert-base, mobilenetv2, resnet50, vgg16, vit-b16"),
     (["network", "{net}", "--kernel", CNN, "--design", "zz", "--samples", "4"],
      "design `zz` is not in the design space"),
     (["network", "{net}", "--kernel", str(ROOT / "kernels" / "mm.c"), "--samples", "4"],
