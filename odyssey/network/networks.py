@@ -22,8 +22,9 @@ Odyssey release does: its multiply-accumulate count (so its GOP/s) is exact, whi
 input tile the kernel reads, ``(H+P-1) x (W+Q-1)`` instead of ``(2H+P-2) x (2W+Q-2)``,
 underestimates the input traffic and buffers of strided layers.
 
-Layers of the published network that are not mapped (pooling, fully connected layers,
-element-wise operations) are listed in :attr:`Network.unmapped` with the reason, and
+Layers of the published network that are not mapped (pooling, normalization, element-wise
+operations) are listed in :attr:`Network.unmapped` with the reason (and, for a network
+imported from ONNX, every node of the graph in :attr:`Network.nodes`), and
 entries of the original release's table that the published network does not have are
 kept in :attr:`Network.removed`; nothing is dropped silently. Files are validated before
 any object is built; errors name the file, the key and the value.

@@ -355,7 +355,7 @@ def network_shapes(network: Network) -> list[_Shape]:
     kernels)."""
     out = []
     for g in unique_shapes(network):
-        if g.kind in ("depthwise", "matmul"):
+        if g.first.kernel != "cnn":
             continue
         count = sum(x.batch for x in g.layers)  # problems of this shape (a batch: several)
         label = g.first.name if count == 1 else f"{g.first.name} (x{count})"

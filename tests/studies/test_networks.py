@@ -286,3 +286,16 @@ def test_loader_errors_on_the_document(tmp_path: Path) -> None:
         load_network("vgg19")
     with pytest.raises(NetworkError, match=r"<text>: layers must be a list"):
         parse_network(json.dumps({**_doc(), "layers": {}}), source="<text>")
+
+
+def test_conv_only_consumers_skip_the_matmul_layers() -> None:
+    from odyssey.errors import StudyError
+    from odyssey.network.shared_array import network_shapes as shared_shapes
+    from odyssey.studies.cnn_dataflows import network_shapes
+
+    # VGG16's 12 unique shapes: 9 convolutions (cnn.c) and the 3 fully connected (mm.c)
+    assert len(network_shapes("vgg16")[1]) == 9
+    assert len(shared_shapes(load_network("vgg16"))) == 9
+    assert len(shared_shapes(load_network("vit-b16"))) == 1  # the patch embedding
+    with pytest.raises(StudyError, match="no conv or pointwise layer"):
+        shared_shapes(load_network("bert-base"))
