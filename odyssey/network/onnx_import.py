@@ -167,6 +167,11 @@ def _dims_of(value_info: Any) -> Dims:
                  for d in t.shape.dim)
 
 
+def _shown(dims: Dims) -> str:
+    """``Nx3x224x224``: values, symbols, ``?`` for unknown dimensions."""
+    return "x".join(str(d) if d else "?" for d in dims) or "unknown"
+
+
 def _example(dims: Dims) -> str:
     return "x".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in dims) or "1x3x224x224"
 
@@ -181,7 +186,7 @@ def _set_input_shapes(graph: Any, given: dict[str, tuple[int, ...]], source: str
         have = _dims_of(inputs[name])
         if have and len(have) != len(shape):
             raise NetworkError(f"--input-shape {name}={'x'.join(map(str, shape))}: the input has "
-                               f"{len(have)} dimensions ({_example(have)}), not {len(shape)}")
+                               f"{len(have)} dimensions ({_shown(have)}), not {len(shape)}")
         for k, (old, new) in enumerate(zip(have, shape, strict=False)):
             if isinstance(old, int) and old > 0 and old != new:
                 raise NetworkError(f"--input-shape {name}={'x'.join(map(str, shape))}: dimension "
@@ -194,8 +199,7 @@ def _set_input_shapes(graph: Any, given: dict[str, tuple[int, ...]], source: str
         dims = _dims_of(info)
         if not info.type.tensor_type.HasField("shape") or any(
                 not isinstance(d, int) or d <= 0 for d in dims):
-            shown = "x".join(str(d) if d else "?" for d in dims) or "unknown"
-            raise NetworkError(f"{source}: input `{name}` has shape {shown}, with symbolic or "
+            raise NetworkError(f"{source}: input `{name}` has shape {_shown(dims)}, with symbolic or "
                                f"unknown dimensions; give its shape, e.g. --input-shape "
                                f"{name}={_example(dims)}")
 
@@ -216,8 +220,8 @@ def _shape(where: _Node, node: Any, index: int, shapes: Mapping[str, Dims], role
     tensor = names[k] if k < len(names) else ""
     dims = shapes.get(tensor, ()) if tensor else ()
     if not dims or any(not isinstance(d, int) or d <= 0 for d in dims):
-        shown = "x".join(str(d) if d else "?" for d in dims) or "unknown"
-        raise where.error(f"the shape of its {role} `{tensor}` is {shown} after shape inference",
+        raise where.error(f"the shape of its {role} `{tensor}` is {_shown(dims)} after shape "
+                          "inference",
                           "give every symbolic input dimension with --input-shape NAME=1x3x224x224, "
                           "or export the model with static shapes")
     return tuple(int(d) for d in dims)  # type: ignore[arg-type]

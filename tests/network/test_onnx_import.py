@@ -127,7 +127,7 @@ def test_batch_from_input_shape_and_weights_shared_over_rows() -> None:
 @pytest.mark.parametrize(("shapes", "message"), [
     ({"image": (1, 3, 224, 224)}, r"--input-shape image=\.\.\.: the model r\.onnx has no input "
                                   r"`image`; its inputs: input"),
-    ({"input": (1, 3, 224)}, r"the input has 4 dimensions \(1x3x224x224\), not 3"),
+    ({"input": (1, 3, 224)}, r"the input has 4 dimensions \(Nx3x224x224\), not 3"),
     ({"input": (1, 4, 224, 224)}, r"dimension 1 of the input is fixed at 3 in the model, not 4"),
 ])
 def test_bad_input_shapes(shapes: dict[str, tuple[int, ...]], message: str) -> None:
