@@ -62,7 +62,9 @@ from odyssey.network.networks import (
     Layer,
     Network,
     ShapeGroup,
+    ShapeKey,
     kernel_for,
+    stride_note,
     unique_shapes,
 )
 from odyssey.network.schedule import (
@@ -119,6 +121,12 @@ class ShapeResult:
     complete: bool
     seconds: float
     note: str = ""
+    stride: int = 1
+
+    @property
+    def key(self) -> ShapeKey:
+        """``(kind, sizes, stride)``, as :attr:`Layer.shape_key`."""
+        return (self.kind, self.sizes, self.stride)
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,9 +336,9 @@ def tune_network(
                 shapes.append(result)
             if interrupted:
                 break
-    by_key = {(s.kind, s.sizes): s for s in shapes}
+    by_key = {s.key: s for s in shapes}
     layers: list[LayerResult] = []
-    first: dict[tuple[str, tuple[tuple[str, int], ...]], str] = {}
+    first: dict[ShapeKey, str] = {}
     for layer in network.layers:
         key = layer.shape_key
         dup = first.setdefault(key, layer.name)
@@ -352,7 +360,8 @@ def _plan(network: Network, kernel: Path, dw_kernel: Path, mm_kernel: Path,
     max_dim = ALL_MAX_DIM if design == "all" else FIXED_MAX_DIM
     spaces: list[tuple[ShapeGroup, Path, KernelSpace]] = []
     for group in groups:
-        path = kernel_for(group.kind, kernel, dw_kernel=dw_kernel, mm_kernel=mm_kernel)
+        path = kernel_for(group.kind, kernel, dw_kernel=dw_kernel, mm_kernel=mm_kernel,
+                          stride=group.stride)
         spaces.append((group, path, _analyse(group.first, path, max_dim)))
     wanted = design
     if design != "all":
@@ -368,13 +377,15 @@ def _plan(network: Network, kernel: Path, dw_kernel: Path, mm_kernel: Path,
         src = KernelSource(str(path), texts[path], tuple(sorted(group.first.defines().items())),
                            max_dim)
         paper_space = tuple(d for d in ks.designs if len(d.space_loops) <= ALL_MAX_DIM)
+        note = stride_note(path, group.stride)
         if design == "all":
-            plans.append(_Plan(group, str(path), ks, paper_space, "", src))
+            plans.append(_Plan(group, str(path), ks, paper_space, note, src))
         elif any(d.id == wanted for d in ks.designs):
-            plans.append(_Plan(group, str(path), ks, (ks.design(wanted),), "", src))
+            plans.append(_Plan(group, str(path), ks, (ks.design(wanted),), note, src))
         else:
-            note = (f"design {wanted} is not in the design space of {path}; "
-                    f"took the best of its {len(paper_space)} designs")
+            note = "; ".join(x for x in (note, f"design {wanted} is not in the design space of "
+                                         f"{path}; took the best of its {len(paper_space)} "
+                                         "designs") if x)
             plans.append(_Plan(group, str(path), ks, paper_space, note, src))
     return plans
 
@@ -487,7 +498,8 @@ def _shape_result(plan: _Plan, n: int, runs: Sequence[PhaseRun], complete: bool,
             latency_cycles=trial.latency_cycles, throughput_gops=trial.throughput_gops,
             dsp=trial.dsp, bram18k=trial.bram18k, mac_lanes=lanes,
             dsp_efficiency=dsp_efficiency(group.first.unit_macs, lanes, trial.latency_cycles))
-    return ShapeResult(index=n, kind=group.kind, sizes=group.sizes, layers=group.names,
+    return ShapeResult(index=n, kind=group.kind, sizes=group.sizes, stride=group.stride,
+                       layers=group.names,
                        kernel=plan.kernel, ops=group.first.unit_ops,
                        designs=tuple(r.outcome for r in runs), complete=complete,
                        seconds=seconds, note=plan.note, **metrics)
@@ -642,7 +654,8 @@ def network_record(result: NetworkResult) -> dict[str, Any]:
             "bram18k": s.bram18k if s else None, "note": s.note if s else "",
         })
     shapes = [{
-        "index": s.index, "kind": s.kind, "sizes": dict(s.sizes), "layers": list(s.layers),
+        "index": s.index, "kind": s.kind, "sizes": dict(s.sizes), "stride": s.stride,
+        "layers": list(s.layers),
         "kernel": s.kernel, "design": s.design, "throughput_gops": s.throughput_gops,
         "latency_cycles": s.latency_cycles, "complete": s.complete, "seconds": s.seconds,
         "note": s.note,

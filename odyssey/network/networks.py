@@ -16,11 +16,13 @@ another on the array (the heads of an attention, the groups of a grouped convolu
 batch dimension): its operations and latency are ``batch`` times one problem's; it is
 tuned once per shape.
 
-Both kernels have stride 1 (the paper's Listing 1). A layer of stride 2 records
-``stride = 2`` but is modelled as stride 1 over its *output* size, as the original
-Odyssey release does: its multiply-accumulate count (so its GOP/s) is exact, while the
-input tile the kernel reads, ``(H+P-1) x (W+Q-1)`` instead of ``(2H+P-2) x (2W+Q-2)``,
-underestimates the input traffic and buffers of strided layers.
+Strides: a stride-``S`` conv, pointwise or depthwise layer is tuned with the kernel
+``<stem>_sS.c`` next to its stride-1 kernel when there is one (bundled: ``cnn_s2.c`` and
+``dwconv_s2.c``, reading the input at ``2*h + p``), so its input traffic, buffers and
+generated design are those of the strided loop nest (:func:`kernel_for`). Without such a
+kernel (``S`` other than 2, or your own ``--kernel`` without an ``_s2`` sibling) the layer
+is modelled as stride 1 over its output size, as the original Odyssey release does: exact
+operation count, underestimated input traffic and buffers, with a note.
 
 Layers of the published network that are not mapped (pooling, normalization, element-wise
 operations) are listed in :attr:`Network.unmapped` with the reason (and, for a network
@@ -44,6 +46,8 @@ from odyssey.errors import NetworkError
 LayerKind = Literal["conv", "depthwise", "pointwise", "matmul"]
 KernelName = Literal["cnn", "dwconv", "mm"]
 Outcome = Literal["layer", "no systolic work", "not supported"]
+#: what identical layer shapes share: ``(kind, sizes, stride)``
+ShapeKey = tuple[str, tuple[tuple[str, int], ...], int]
 Origin = Literal["original", "corrected", "added"]
 
 LAYER_KINDS: tuple[str, ...] = get_args(LayerKind)
@@ -70,15 +74,37 @@ def _kernel_of(kind: LayerKind) -> KernelName:
 
 
 def kernel_for(kind: str, kernel: str | Path, *, dw_kernel: str | Path | None = None,
-               mm_kernel: str | Path | None = None) -> Path:
+               mm_kernel: str | Path | None = None, stride: int = 1) -> Path:
     """The kernel file of a layer ``kind``: ``kernel`` for conv and pointwise layers,
     ``dw_kernel`` for depthwise and ``mm_kernel`` for matmul layers, each defaulting to the
-    bundled file name (``dwconv.c``, ``mm.c``) next to ``kernel``."""
+    bundled file name (``dwconv.c``, ``mm.c``) next to ``kernel``; for a ``stride`` S > 1,
+    ``<stem>_sS.c`` next to that file if it exists (``cnn_s2.c``), else the file itself
+    (see :func:`models_stride`)."""
     if kind == "depthwise":
-        return Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
-    if kind == "matmul":
+        path = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
+    elif kind == "matmul":
         return Path(mm_kernel) if mm_kernel is not None else Path(kernel).with_name("mm.c")
-    return Path(kernel)
+    else:
+        path = Path(kernel)
+    strided = path.with_name(f"{path.stem}_s{stride}{path.suffix}")
+    return strided if stride > 1 and strided.is_file() else path
+
+
+def models_stride(path: str | Path, stride: int) -> bool:
+    """Whether the kernel ``path`` that :func:`kernel_for` chose models ``stride`` (stride 1,
+    or a ``_sS`` kernel); if not, the layer is tuned as stride 1 over its output size."""
+    return stride == 1 or Path(path).stem.endswith(f"_s{stride}")
+
+
+def stride_note(path: str | Path, stride: int) -> str:
+    """The note of a strided layer tuned with a stride-1 kernel (empty when ``path`` models
+    its stride)."""
+    if models_stride(path, stride):
+        return ""
+    p = Path(path)
+    return (f"stride {stride} modelled as stride 1 over the output size (exact operations, "
+            f"underestimated input traffic and buffers): no {p.stem}_s{stride}{p.suffix} next "
+            f"to {p}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +116,9 @@ class Layer:
     for ``depthwise`` (``kernels/dwconv.c``), ``I, J, K`` for ``matmul`` (``kernels/mm.c``);
     ``H x W`` is the output size. ``batch`` independent problems of these sizes run one
     after another. ``stride``, ``dilation`` and ``pads`` (``top, left, bottom, right``, None
-    when not recorded) are the network's; the kernels model every layer as stride 1 over
-    the output size (exact operation count, underestimated input traffic for stride 2).
+    when not recorded) are the network's; a stride is modelled when its layer's kernel has a
+    strided version (:func:`kernel_for`: ``cnn_s2.c``, ``dwconv_s2.c``), else the layer is
+    tuned as stride 1 over its output size.
     ``origin`` says whether the shape is the original release's (``original``), fixed
     against the published network (``corrected``, the release's values in ``original``) or
     missing there (``added``).
@@ -173,9 +200,10 @@ class Layer:
         return 2 * self.macs
 
     @property
-    def shape_key(self) -> tuple[str, tuple[tuple[str, int], ...]]:
-        """What identical shapes share: ``(kind, sizes)`` (the stride is not modelled)."""
-        return (self.kind, self.sizes)
+    def shape_key(self) -> ShapeKey:
+        """What identical shapes share: ``(kind, sizes, stride)`` (not the batch, dilation or
+        pads)."""
+        return (self.kind, self.sizes, self.stride)
 
     def describe(self) -> str:
         """``I3 O64 224x224 k3x3`` (``cnn``), ``C96 56x56 k3x3`` (``dwconv``) or
@@ -266,11 +294,12 @@ class Network:
 
 @dataclass(frozen=True, slots=True)
 class ShapeGroup:
-    """Layers of identical ``(kind, sizes)``: tuned once, the result shared."""
+    """Layers of identical ``(kind, sizes, stride)``: tuned once, the result shared."""
 
     kind: LayerKind
     sizes: tuple[tuple[str, int], ...]
     layers: tuple[Layer, ...]
+    stride: int = 1
 
     @property
     def first(self) -> Layer:
@@ -282,11 +311,12 @@ class ShapeGroup:
 
 
 def unique_shapes(network: Network) -> tuple[ShapeGroup, ...]:
-    """Group the layers by ``(kind, sizes)``, groups in order of first appearance."""
-    groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[Layer]] = {}
+    """Group the layers by ``(kind, sizes, stride)``, groups in order of first appearance."""
+    groups: dict[ShapeKey, list[Layer]] = {}
     for layer in network.layers:
         groups.setdefault(layer.shape_key, []).append(layer)
-    return tuple(ShapeGroup(ls[0].kind, ls[0].sizes, tuple(ls)) for ls in groups.values())
+    return tuple(ShapeGroup(ls[0].kind, ls[0].sizes, tuple(ls), ls[0].stride)
+                 for ls in groups.values())
 
 
 def list_networks() -> tuple[str, ...]:

@@ -115,9 +115,10 @@ def import_onnx(model: bytes | Any, *, source: str, name: str,
         name=name, title=f"{graph.name or name} (ONNX), input {inputs}", layers=tuple(layers),
         source=f"ONNX model {source} ({producer or 'unknown producer'}, opset {opset}): "
                f"{len(accounts)} nodes, {len(layers)} mapped to layers",
-        note="Imported by odyssey (docs/networks.md). Layers of stride > 1 are modelled as "
-             "stride 1 over their output size: exact operation count, underestimated input "
-             "traffic and buffers.",
+        note="Imported by odyssey (docs/networks.md). Stride-2 layers are tuned with the "
+             "stride-2 kernels (cnn_s2.c, dwconv_s2.c); other strides are modelled as stride 1 "
+             "over their output size: exact operation count, underestimated input traffic and "
+             "buffers.",
         unmapped=_unmapped(accounts), path=source, nodes=tuple(accounts))
 
 

@@ -396,7 +396,7 @@ def _tune_shapes(
     for n, k in enumerate(order, 1):
         begun = time.perf_counter()
         group = groups[k]
-        path = kernel_for(group.kind, kernel, dw_kernel=dw_kernel)
+        path = kernel_for(group.kind, kernel, dw_kernel=dw_kernel, stride=group.stride)
         ks = analyse(load_scop(path, group.first.defines()), max_dim=2)
         designs = ([d for d in ks.designs if len(d.space_loops) <= 2] if design == "all"
                    else [ks.design(design)])

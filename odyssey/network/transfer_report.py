@@ -32,7 +32,7 @@ from odyssey.network.network_tuning import (
     dsp_efficiency,
     mac_lanes,
 )
-from odyssey.network.networks import kernel_for, unique_shapes
+from odyssey.network.networks import ShapeKey, kernel_for, unique_shapes
 from odyssey.network.transfer import ShapeRun, TransferRun
 from odyssey.platforms import Platform
 from odyssey.plots import Bars, Curve, Lines, Panel, Plot, Series
@@ -224,7 +224,7 @@ def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
     shapes: list[ShapeResult] = []
     for n, s in enumerate(run.shapes, 1):
         group = groups[s.index]
-        path = kernel_for(group.kind, kernel, dw_kernel=dw_kernel)
+        path = kernel_for(group.kind, kernel, dw_kernel=dw_kernel, stride=group.stride)
         ks = analyse(load_scop(path, group.first.defines()), max_dim=ALL_MAX_DIM)
         ops = group.first.unit_ops
         outcomes: list[DesignOutcome] = []
@@ -249,13 +249,13 @@ def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
                 throughput_gops=float(point["throughput_gops"]), dsp=float(point["dsp"]),
                 bram18k=float(point["bram18k"]), mac_lanes=lanes,
                 dsp_efficiency=dsp_efficiency(group.first.unit_macs, lanes, latency))
-        shapes.append(ShapeResult(index=n, kind=group.kind, sizes=group.sizes,
+        shapes.append(ShapeResult(index=n, kind=group.kind, sizes=group.sizes, stride=group.stride,
                                   layers=group.names, kernel=str(path), ops=ops,
                                   designs=tuple(outcomes), complete=True, seconds=s.seconds,
                                   **metrics))
-    by_key = {(x.kind, x.sizes): x for x in shapes}
+    by_key = {x.key: x for x in shapes}
     layers: list[LayerResult] = []
-    first: dict[tuple[str, tuple[tuple[str, int], ...]], str] = {}
+    first: dict[ShapeKey, str] = {}
     for layer in run.network.layers:
         dup = first.setdefault(layer.shape_key, layer.name)
         layers.append(LayerResult(layer, by_key.get(layer.shape_key),

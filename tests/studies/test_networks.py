@@ -179,6 +179,8 @@ def test_unmapped_layers_are_listed_with_reasons() -> None:
         net = load_network(name)
         assert net.unmapped and all(u.reason for u in net.unmapped) and net.source
         assert "stride 1" in net.note or net.count("conv") == 0  # bert-base: no convolution
+    for name in ("vgg16", "resnet50", "mobilenetv2"):
+        assert "cnn_s2.c" in load_network(name).note
     for name in ("vgg16", "resnet50", "mobilenetv2"):  # the FC layers are tuned: none left out
         assert all(u.op != "fully_connected" for u in load_network(name).unmapped)
 
