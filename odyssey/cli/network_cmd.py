@@ -142,10 +142,10 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
 
 def _node_summary(nodes: Any) -> str:
     """Every node of an imported graph by outcome and operator: ``175 graph nodes: 54 ->
-    layers (Conv 53, Gemm 1); 102 no systolic work (BatchNormalization 53, Relu 49); 1 not
-    supported (LSTM: lstm_1)``; the JSON lists them one by one."""
+    layers (Conv 53, Gemm 1); 53 fused into layers (BatchNormalization 53); 68 no systolic
+    work (Relu 49, ...); 1 not supported (LSTM: lstm_1)``; the JSON lists them one by one."""
     parts = []
-    for outcome in ("layer", "no systolic work", "not supported"):
+    for outcome in ("layer", "fused", "no systolic work", "not supported"):
         ops: dict[str, list[str]] = {}
         for n in nodes:
             if n.outcome == outcome:
@@ -157,7 +157,7 @@ def _node_summary(nodes: Any) -> str:
             inner = ", ".join(f"{op}: {', '.join(names)}" for op, names in ops.items())
         else:
             inner = ", ".join(f"{op} {len(names)}" for op, names in ops.items())
-        head = "-> layers" if outcome == "layer" else outcome
+        head = {"layer": "-> layers", "fused": "fused into layers"}.get(outcome, outcome)
         parts.append(f"{total} {head} ({inner})")
     return f"{len(nodes)} graph nodes: " + "; ".join(parts)
 

@@ -45,7 +45,7 @@ from odyssey.errors import NetworkError
 
 LayerKind = Literal["conv", "depthwise", "pointwise", "matmul"]
 KernelName = Literal["cnn", "dwconv", "mm"]
-Outcome = Literal["layer", "no systolic work", "not supported"]
+Outcome = Literal["layer", "fused", "no systolic work", "not supported"]
 #: what identical layer shapes share: ``(kind, sizes, stride)``
 ShapeKey = tuple[str, tuple[tuple[str, int], ...], int]
 Origin = Literal["original", "corrected", "added"]
@@ -233,7 +233,9 @@ class Unmapped:
 @dataclass(frozen=True, slots=True)
 class NodeAccount:
     """What one node of an imported graph became: ``layer`` (the names of its ``layers``),
-    ``no systolic work`` (elementwise, pooling, normalization, softmax, data movement) or
+    ``fused`` into the layer in ``layers`` (a batch normalization folded into the
+    convolution before it), ``no systolic work`` (elementwise, pooling, normalization,
+    softmax, data movement) or
     ``not supported`` (compute odyssey has no kernel for), with the ``reason``; ``warning``
     when the mapping is approximate (a quantized node tuned in fp32)."""
 

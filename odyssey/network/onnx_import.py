@@ -21,8 +21,9 @@ ONNX shape inference, then maps each node of the main graph, in graph order:
   product of the leading dimensions; with a 2-D ``B`` (weights shared over the leading
   dimensions of ``A``), those dimensions fold into ``I``.
 * The quantized forms are tuned as fp32 and carry a warning (:data:`~.onnx_ops.QUANTIZED_WARNING`).
-* Elementwise, pooling, normalization, softmax, reduction, data-movement and (de)quantization
-  nodes do no systolic work; other operators (``ConvTranspose``, ``LSTM``, ...) are not
+* A ``BatchNormalization`` of a mapped node's output is ``fused`` into that layer (folded
+  into its weights at inference). Elementwise, pooling, other normalization, softmax,
+  reduction, data-movement and (de)quantization nodes do no systolic work; other operators (``ConvTranspose``, ``LSTM``, ...) are not
   supported. Both are listed in :attr:`Network.unmapped` (by operator) and every node in
   :attr:`Network.nodes`.
 
@@ -87,6 +88,7 @@ def import_onnx(model: bytes | Any, *, source: str, name: str,
     layers: list[Layer] = []
     accounts: list[NodeAccount] = []
     used: set[str] = set()
+    made_by: dict[str, str] = {}  # output tensor of a mapped node -> its layer's name
     for k, node in enumerate(graph.node):
         label = _unique(node.name or f"{node.op_type}_{k}", used)
         where = _Node(source, label, node.op_type)
@@ -94,8 +96,14 @@ def import_onnx(model: bytes | Any, *, source: str, name: str,
             layer, reason = (_conv(where, node, shapes) if node.op_type in CONV_OPS
                              else _matmul(where, node, shapes))
             layers.append(layer)
+            made_by.update(dict.fromkeys(node.output, layer.name))
             warning = QUANTIZED_WARNING if node.op_type in QUANTIZED_OPS else ""
             accounts.append(NodeAccount(label, node.op_type, "layer", (layer.name,), reason, warning))
+        elif node.op_type == "BatchNormalization" and node.input and node.input[0] in made_by:
+            into = made_by[node.input[0]]
+            accounts.append(NodeAccount(label, node.op_type, "fused", (into,),
+                                        f"folded into {into}'s weights and bias at inference: "
+                                        "no systolic work of its own"))
         elif node.op_type in NO_WORK and node.domain in ("", "ai.onnx"):
             accounts.append(NodeAccount(label, node.op_type, "no systolic work",
                                         reason=no_work_reason(node.op_type)))

@@ -52,12 +52,15 @@ def test_resnet50_gives_the_bundled_table() -> None:
     assert [n.name for n in net.nodes] == [n.name or "" for n in model.graph.node]
     outcomes = Counter((n.outcome, n.op) for n in net.nodes)
     assert outcomes == {("layer", "Conv"): 53, ("layer", "Gemm"): 1,
-                        ("no systolic work", "BatchNormalization"): 53,
+                        ("fused", "BatchNormalization"): 53,
                         ("no systolic work", "Relu"): 49, ("no systolic work", "Add"): 16,
                         ("no systolic work", "MaxPool"): 1,
                         ("no systolic work", "GlobalAveragePool"): 1,
                         ("no systolic work", "Flatten"): 1}
     assert sum(u.count for u in net.unmapped) == len(net.nodes) - 54
+    bn = next(n for n in net.nodes if n.op == "BatchNormalization")
+    assert (bn.layers, bn.reason) == (("conv1",), "folded into conv1's weights and bias at "
+                                                  "inference: no systolic work of its own")
     conv1 = net.layer("conv1")
     assert (conv1.stride, conv1.pads) == (2, (3, 3, 3, 3))
     fc = net.layer("fc1000")
