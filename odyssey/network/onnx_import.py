@@ -76,10 +76,11 @@ def import_onnx(model: bytes | Any, *, source: str, name: str,
     onnx = _onnx()
     proto = _parse(onnx, model, source)
     graph = proto.graph
+    _check_text(proto, source)
     _set_input_shapes(graph, dict(input_shapes or {}), source)
     try:
         proto = onnx.shape_inference.infer_shapes(proto, strict_mode=True, data_prop=True)
-    except onnx.shape_inference.InferenceError as exc:
+    except (onnx.shape_inference.InferenceError, UnicodeError, RuntimeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise NetworkError(f"{source}: ONNX shape inference failed: {first}; check the model "
                            "with onnx.checker.check_model, or fix --input-shape") from None
@@ -160,6 +161,21 @@ def _parse(onnx: Any, model: bytes | Any, source: str) -> Any:
                            "an .onnx file exported by a framework, a bundled network name or an "
                            "odyssey-network/1 JSON file")
     return proto
+
+
+def _check_text(proto: Any, source: str) -> None:
+    """Every name and operator the import reads is text (a damaged file can hold bytes that
+    are not UTF-8 where the format has strings)."""
+    graph = proto.graph
+    named = [*graph.input, *graph.output, *graph.value_info, *graph.initializer]
+    texts = [proto.producer_name, proto.producer_version, graph.name, *(x.name for x in named),
+             *(o.domain for o in proto.opset_import)]
+    for node in graph.node:
+        texts += [node.name, node.op_type, node.domain, *node.input, *node.output]
+    bad = next((t for t in texts if not isinstance(t, str)), None)
+    if bad is not None:
+        raise NetworkError(f"{source}: not a valid ONNX model: the name or operator {bad!r} is "
+                           "not UTF-8 text (a damaged file?); export the model again")
 
 
 def _data_inputs(graph: Any) -> list[Any]:
