@@ -32,6 +32,12 @@ def _cmd_network(args: argparse.Namespace) -> int:
         raise OdysseyError("--mm-kernel applies to the per-layer tuning, not to --shared-array "
                            "or --transfer (they take matmul layers' kernel as mm.c next to "
                            "--kernel)")
+    if (args.table or args.dry_run) and (args.shared_array or args.transfer):
+        raise OdysseyError("--table and --dry-run apply to the per-layer tuning, not to "
+                           "--shared-array or --transfer")
+    if args.dry_run and args.json:
+        raise OdysseyError("--dry-run tunes nothing, so there is no --json result; write the "
+                           "layer table with --table FILE")
     if engine.distributed and (args.shared_array or args.transfer):
         raise OdysseyError("--workers and --scheduler apply to the per-layer tuning, not to "
                            "--shared-array or --transfer")
@@ -50,6 +56,9 @@ def _cmd_network(args: argparse.Namespace) -> int:
     network = load_network_arg(args.network, args.input_shape)
     if args.table:
         emit_json(args.table, network_document(network), option="--table")
+    if args.dry_run:
+        return _print_layers(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
+                             mm_kernel=args.mm_kernel)
     platform = load_platform(args.platform)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0
     line = ProgressLine()
@@ -140,6 +149,32 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
     return 2 if result.missing else 0
 
 
+def _print_layers(network: Any, *, kernel: str, dw_kernel: str | None,
+                  mm_kernel: str | None) -> int:
+    """``--dry-run``: the layers of ``network``, the kernel each would be tuned with, and
+    what is not mapped; exit status 0."""
+    from pathlib import Path
+
+    from odyssey.network.networks import kernel_for, stride_note, unique_shapes
+
+    rows = [["layer", "kind", "shape", "kernel", "note"]]
+    for layer in network.layers:
+        path = kernel_for(layer.kind, kernel, dw_kernel=dw_kernel, mm_kernel=mm_kernel,
+                          stride=layer.stride)
+        rows.append([layer.name, layer.kind, layer.describe(), Path(path).name,
+                     "stride modelled as 1" if stride_note(path, layer.stride) else ""])
+    kinds = " + ".join(f"{n} {kind}" for kind, n in network.kinds().items())
+    print(f"{network.title}: {len(network.layers)} layers ({kinds}), "
+          f"{len(unique_shapes(network))} unique shapes, {network.macs:,} MACs; "
+          "not tuned (--dry-run)")
+    print(table(rows))
+    if network.nodes:
+        print(_node_summary(network.nodes))
+    elif network.unmapped:
+        print("not mapped: " + "; ".join(f"{u.name} ({u.op})" for u in network.unmapped))
+    return 0
+
+
 def _node_summary(nodes: Any) -> str:
     """Every node of an imported graph by outcome and operator: ``175 graph nodes: 54 ->
     layers (Conv 53, Gemm 1); 53 fused into layers (BatchNormalization 53); 68 no systolic
@@ -179,6 +214,9 @@ def register(sub: Any) -> None:
                     help="write the network's layer table (odyssey-network/1, docs/networks.md: "
                          "what odyssey understood of an ONNX model, every node accounted for) to "
                          "FILE before tuning")
+    nw.add_argument("--dry-run", action="store_true",
+                    help="read the network, print its layers (the kernel each would be tuned "
+                         "with) and what is not mapped, write --table, and stop without tuning")
     nw.add_argument("--mm-kernel", metavar="KERNEL", type=kernel_file,
                     help="kernel of the matmul layers (fully connected, projections, attention; "
                          "default mm.c next to --kernel)")

@@ -186,6 +186,18 @@ def test_cli_tunes_an_onnx_model_and_writes_its_table(tmp_path: Path) -> None:
     assert record["totals"]["tuned_kinds"] == {"conv": 1}
 
 
+def test_cli_dry_run_lists_the_layers_and_tunes_nothing(tmp_path: Path) -> None:
+    model, table = tmp_path / "small.onnx", tmp_path / "small.json"
+    model.write_bytes(small().SerializeToString())
+    rc, stdout, stderr = _run(["network", str(model), "--dry-run", "--table", str(table)])
+    assert rc == 0, stderr
+    assert "4 layers (2 conv + 2 matmul), 4 unique shapes" in stdout and "not tuned" in stdout
+    assert "grouped  conv    I4 O4 8x8 k3x3 x2  cnn.c" in stdout
+    assert "1 not supported (LSTM: lstm_1)" in stdout and table.is_file()
+    rc, stdout, _ = _run(["network", "resnet50", "--dry-run"])
+    assert rc == 0 and "conv1       conv       I3 O64 112x112 k7x7 /2    cnn_s2.c" in stdout
+
+
 @pytest.mark.parametrize(("setup", "argv", "message"), [
     ("text", ["network", "{model}"], "not an ONNX model"),
     ("symbolic", ["network", "{model}"], "--input-shape input=1x3x224x224"),
@@ -196,6 +208,9 @@ def test_cli_tunes_an_onnx_model_and_writes_its_table(tmp_path: Path) -> None:
     ("none", ["network", "vgg16", "--input-shape", "input=1x3x224x224"],
      "--input-shape applies to ONNX models"),
     ("none", ["network", "{model}"], "cannot read the ONNX model"),
+    ("none", ["network", "vgg16", "--dry-run", "--json", "-"], "--dry-run tunes nothing"),
+    ("none", ["network", "vgg16", "--transfer", "--table", "{model}"],
+     "--table and --dry-run apply to the per-layer tuning"),
 ])
 def test_cli_errors_exit_2(tmp_path: Path, setup: str, argv: list[str], message: str) -> None:
     model = tmp_path / "m.onnx"
