@@ -11,12 +11,12 @@ from odyssey.cli._output import emit_json
 
 
 def run_shared_array(args: argparse.Namespace) -> int:
-    from odyssey.network.networks import load_network
+    from odyssey.cli._network_input import load_network_arg
     from odyssey.network.shared_array import shared_array
     from odyssey.platforms import load_platform
     from odyssey.studies.shared_array_study import layer_peaks, shared_array_record
 
-    network = load_network(args.network)
+    network = load_network_arg(args.network, args.input_shape)
     platform = load_platform(args.platform)
     start = time.perf_counter()
 

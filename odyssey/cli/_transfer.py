@@ -14,12 +14,12 @@ from odyssey.cli._output import emit_json, emit_text
 
 
 def run_transfer(args: argparse.Namespace) -> int:
-    from odyssey.network.networks import load_network
+    from odyssey.cli._network_input import load_network_arg
     from odyssey.network.transfer import Mode, ProgressFn, TransferProgress, tune_together
     from odyssey.network.transfer_report import QUALITY, compare, comparison_record
     from odyssey.platforms import load_platform
 
-    network = load_network(args.network)
+    network = load_network_arg(args.network, args.input_shape)
     platform = load_platform(args.platform)
     history_doc, history = _load_history(args.history)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0

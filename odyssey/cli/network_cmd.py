@@ -17,16 +17,27 @@ from odyssey.cli._common import (
     table,
 )
 from odyssey.cli._engine import TaskProgress, add_engine_options, engine_from
+from odyssey.cli._network_input import INPUT_SHAPE_HELP, input_shape, load_network_arg
 from odyssey.cli._output import add_json, emit_json, outputs
 from odyssey.errors import OdysseyError
 
 
 def _cmd_network(args: argparse.Namespace) -> int:
     from odyssey.network.network_tuning import NetworkProgress, tune_network
-    from odyssey.network.networks import load_network
+    from odyssey.network.networks import network_document
     from odyssey.platforms import load_platform
 
     engine = engine_from(args)
+    if args.mm_kernel is not None and (args.shared_array or args.transfer):
+        raise OdysseyError("--mm-kernel applies to the per-layer tuning, not to --shared-array "
+                           "or --transfer (they take matmul layers' kernel as mm.c next to "
+                           "--kernel)")
+    if (args.table or args.dry_run) and (args.shared_array or args.transfer):
+        raise OdysseyError("--table and --dry-run apply to the per-layer tuning, not to "
+                           "--shared-array or --transfer")
+    if args.dry_run and args.json:
+        raise OdysseyError("--dry-run tunes nothing, so there is no --json result; write the "
+                           "layer table with --table FILE")
     if engine.distributed and (args.shared_array or args.transfer):
         raise OdysseyError("--workers and --scheduler apply to the per-layer tuning, not to "
                            "--shared-array or --transfer")
@@ -42,7 +53,12 @@ def _cmd_network(args: argparse.Namespace) -> int:
         from odyssey.cli._transfer import run_transfer
 
         return run_transfer(args)
-    network = load_network(args.network)
+    network = load_network_arg(args.network, args.input_shape)
+    if args.table:
+        emit_json(args.table, network_document(network), option="--table")
+    if args.dry_run:
+        return _print_layers(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
+                             mm_kernel=args.mm_kernel)
     platform = load_platform(args.platform)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0
     line = ProgressLine()
@@ -59,7 +75,7 @@ def _cmd_network(args: argparse.Namespace) -> int:
         if engine.distributed else None
     try:
         result = tune_network(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
-                              platform=platform, design=args.design, time_s=time_s,
+                              mm_kernel=args.mm_kernel, platform=platform, design=args.design, time_s=time_s,
                               samples=args.samples, seed=args.seed, method=args.method,
                               progress=report, engine=engine, schedule=args.schedule,
                               on_task=tasks.done if tasks else None,
@@ -95,8 +111,9 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
                          "not reached" if s is None else "no feasible design"])
             continue
         assert s.latency_cycles is not None and s.throughput_gops is not None
-        rows.append([*head, s.design, f"{s.throughput_gops:.1f}", f"{s.latency_cycles:,.0f}",
-                     f"{s.latency_cycles / (result.clock_mhz * 1e3):.3f}",
+        cycles = r.layer.batch * s.latency_cycles
+        rows.append([*head, s.design, f"{s.throughput_gops:.1f}", f"{cycles:,.0f}",
+                     f"{cycles / (result.clock_mhz * 1e3):.3f}",
                      f"{s.dsp_efficiency:.0%}", str(s.mac_lanes), f"{s.dsp:,.0f}",
                      f"= {r.duplicate_of}" if r.duplicate_of else
                      ",".join(f"{k}={v}" for k, v in s.tiling)])
@@ -109,12 +126,16 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
         for d in s.designs:
             if d.error:
                 print(f"note: {', '.join(s.layers)}: design {d.design} failed: {d.error}")
+    kinds = " + ".join(f"{n} {kind}" for kind, n in result.tuned_kinds.items())
     print(f"total: {result.latency_cycles:,.0f} cycles = {result.latency_ms:.3f} ms, "
           f"{result.ops / 1e9:.3f} GOP, {result.throughput_gops:.1f} GOP/s overall "
-          f"({len(result.layers) - len(result.missing)} of {len(result.layers)} layers; "
-          f"tuned in {result.seconds:.1f} s)")
-    print("DSP eff = throughput / (2 * MAC lanes * clock); lanes = #PE * SIMD")
-    if network.unmapped:
+          f"({kinds or 'no'} layers, {len(result.layers) - len(result.missing)} of "
+          f"{len(result.layers)}; tuned in {result.seconds:.1f} s)")
+    print("DSP eff = throughput / (2 * MAC lanes * clock); lanes = #PE * SIMD; a layer "
+          "xB runs its shape B times (cycles, ms: all B)")
+    if network.nodes:
+        print(_node_summary(network.nodes))
+    elif network.unmapped:
         print("not mapped: " + "; ".join(f"{u.name} ({u.op})" for u in network.unmapped))
     if result.missing and not result.interrupted:
         print(f"odyssey: no feasible design for {', '.join(result.missing)}; the total leaves "
@@ -128,15 +149,77 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
     return 2 if result.missing else 0
 
 
+def _print_layers(network: Any, *, kernel: str, dw_kernel: str | None,
+                  mm_kernel: str | None) -> int:
+    """``--dry-run``: the layers of ``network``, the kernel each would be tuned with, and
+    what is not mapped; exit status 0."""
+    from pathlib import Path
+
+    from odyssey.network.networks import kernel_for, stride_note, unique_shapes
+
+    rows = [["layer", "kind", "shape", "kernel", "note"]]
+    for layer in network.layers:
+        path = kernel_for(layer.kind, kernel, dw_kernel=dw_kernel, mm_kernel=mm_kernel,
+                          stride=layer.stride)
+        rows.append([layer.name, layer.kind, layer.describe(), Path(path).name,
+                     "stride modelled as 1" if stride_note(path, layer.stride) else ""])
+    kinds = " + ".join(f"{n} {kind}" for kind, n in network.kinds().items())
+    print(f"{network.title}: {len(network.layers)} layers ({kinds}), "
+          f"{len(unique_shapes(network))} unique shapes, {network.macs:,} MACs; "
+          "not tuned (--dry-run)")
+    print(table(rows))
+    if network.nodes:
+        print(_node_summary(network.nodes))
+    elif network.unmapped:
+        print("not mapped: " + "; ".join(f"{u.name} ({u.op})" for u in network.unmapped))
+    return 0
+
+
+def _node_summary(nodes: Any) -> str:
+    """Every node of an imported graph by outcome and operator: ``175 graph nodes: 54 ->
+    layers (Conv 53, Gemm 1); 53 fused into layers (BatchNormalization 53); 68 no systolic
+    work (Relu 49, ...); 1 not supported (LSTM: lstm_1)``; the JSON lists them one by one."""
+    parts = []
+    for outcome in ("layer", "fused", "no systolic work", "not supported"):
+        ops: dict[str, list[str]] = {}
+        for n in nodes:
+            if n.outcome == outcome:
+                ops.setdefault(n.op, []).append(n.name)
+        if not ops:
+            continue
+        total = sum(len(v) for v in ops.values())
+        if outcome == "not supported":
+            inner = ", ".join(f"{op}: {', '.join(names)}" for op, names in ops.items())
+        else:
+            inner = ", ".join(f"{op} {len(names)}" for op, names in ops.items())
+        head = {"layer": "-> layers", "fused": "fused into layers"}.get(outcome, outcome)
+        parts.append(f"{total} {head} ({inner})")
+    return f"{len(nodes)} graph nodes: " + "; ".join(parts)
+
+
 def register(sub: Any) -> None:
     """Add this module's subcommands to the `odyssey` parser."""
-    nw = sub.add_parser("network", help="tune every convolution layer of a CNN (identical shapes once)")
-    nw.add_argument("network", help="bundled network (vgg16, resnet50, mobilenetv2) or a network JSON file")
+    nw = sub.add_parser("network", help="tune every layer of a network (identical shapes once)")
+    nw.add_argument("network", help="bundled network (vgg16, resnet50, mobilenetv2, bert-base, "
+                    "vit-b16), a network JSON file (odyssey-network/1) or an ONNX model (.onnx; "
+                    "docs/networks.md)")
     nw.add_argument("--kernel", default="cnn", type=kernel_file,
                     help="kernel of the conv and pointwise layers: a C file or a bundled kernel "
                          "name (default cnn, the bundled cnn.c)")
     nw.add_argument("--dw-kernel", metavar="KERNEL", type=kernel_file,
                     help="kernel of the depthwise layers (default dwconv.c next to --kernel)")
+    nw.add_argument("--input-shape", type=input_shape, action="append", metavar="NAME=DIMS",
+                    help=INPUT_SHAPE_HELP)
+    nw.add_argument("--table", metavar="FILE",
+                    help="write the network's layer table (odyssey-network/1, docs/networks.md: "
+                         "what odyssey understood of an ONNX model, every node accounted for) to "
+                         "FILE before tuning")
+    nw.add_argument("--dry-run", action="store_true",
+                    help="read the network, print its layers (the kernel each would be tuned "
+                         "with) and what is not mapped, write --table, and stop without tuning")
+    nw.add_argument("--mm-kernel", metavar="KERNEL", type=kernel_file,
+                    help="kernel of the matmul layers (fully connected, projections, attention; "
+                         "default mm.c next to --kernel)")
     nw.add_argument("--design", default="all",
                     help="design id or index of --kernel on every layer, or `all`: each layer's "
                          "best (default)")
@@ -175,4 +258,5 @@ def register(sub: Any) -> None:
                     help="with --transfer: tune with transfer only (no from-scratch run) and "
                          "print the per-layer results as without --transfer")
     add_engine_options(nw, "(layer shape, design) searches")
-    nw.set_defaults(func=_cmd_network, outputs=outputs(("json", "file"), ("history", "history")))
+    nw.set_defaults(func=_cmd_network, outputs=outputs(("json", "file"), ("history", "history"),
+                                                     ("table", "file")))

@@ -1,8 +1,11 @@
-"""odyssey.network: tuning whole CNNs, layer by layer.
+"""odyssey.network: tuning whole networks, layer by layer.
 
-* :mod:`.networks`: CNN workloads (VGG16, ResNet-50, MobileNetV2 bundled as JSON in
-  ``tables/``) as problem sizes of ``kernels/cnn.c`` and ``kernels/dwconv.c``:
-  :func:`load_network`, :func:`unique_shapes`;
+* :mod:`.networks`: network workloads (VGG16, ResNet-50, MobileNetV2, BERT-base, ViT-B/16
+  bundled as JSON in ``tables/``) as problem sizes of ``kernels/cnn.c``,
+  ``kernels/dwconv.c`` and ``kernels/mm.c``: :func:`load_network`, :func:`unique_shapes`,
+  :func:`network_document` (the ``odyssey-network/1`` document of a network);
+* :mod:`.onnx_import`: an ONNX model as a network (:func:`~.onnx_import.import_onnx`; the
+  ``onnx`` package is imported only there), :mod:`.onnx_ops` what each operator becomes;
 * :mod:`.network_tuning`: tune every layer of a network (identical shapes once):
   :func:`tune_network` returns a :class:`NetworkResult`; :func:`network_record` its JSON;
 * :mod:`.shared_array`: one fixed array for every layer of a network;
@@ -29,18 +32,22 @@ from odyssey.network.networks import (
     Layer,
     LayerKind,
     Network,
+    NodeAccount,
     Removed,
     ShapeGroup,
     Unmapped,
+    kernel_for,
     list_networks,
     load_network,
+    network_document,
     parse_network,
     unique_shapes,
 )
 
 __all__ = [
     "KERNEL_SIZES", "LAYER_KINDS", "DesignOutcome", "Layer", "LayerKind", "LayerResult",
-    "Network", "NetworkProgress", "NetworkResult", "Removed", "ShapeGroup", "ShapeResult",
-    "Unmapped", "dsp_efficiency", "list_networks", "load_network", "mac_lanes",
-    "network_record", "parse_network", "tune_network", "unique_shapes",
+    "Network", "NetworkProgress", "NetworkResult", "NodeAccount", "Removed", "ShapeGroup",
+    "ShapeResult", "Unmapped", "dsp_efficiency", "kernel_for", "list_networks", "load_network",
+    "mac_lanes", "network_document", "network_record", "parse_network", "tune_network",
+    "unique_shapes",
 ]

@@ -1,15 +1,16 @@
-"""Tune every convolution layer of a network: one search per unique layer shape.
+"""Tune every layer of a network: one search per unique layer shape.
 
 :func:`tune_network` groups the layers by ``(kind, sizes)``
 (:func:`~odyssey.network.networks.unique_shapes`), analyses each shape's kernel
 (``conv``/``pointwise`` layers: ``kernel``, normally ``kernels/cnn.c``; ``depthwise``
-layers: ``dw_kernel``, normally ``kernels/dwconv.c``), and tunes it with the project's
+layers: ``dw_kernel``, normally ``kernels/dwconv.c``; ``matmul`` layers: ``mm_kernel``,
+normally ``kernels/mm.c``), and tunes it with the project's
 tuner (:func:`odyssey.tune.make_tuner` + :func:`odyssey.tune.run_tuner` on
 :func:`odyssey.model.build_model`'s ``accurate`` model). With ``design="all"`` a shape
 takes the best of every design of its kernel (the paper's space: arrays of at most two
 dimensions, 30 designs for ``cnn.c``, 12 for ``dwconv.c``); with a design id, that design
 on every shape, except where the shape's kernel has no such design (a ``cnn.c`` id on a
-depthwise layer): there the best of that kernel's designs, with a note saying so.
+depthwise or matmul layer): there the best of that kernel's designs, with a note saying so.
 
 Per layer (cycles ``L`` at the platform clock ``f``, ``ops = 2 * MACs``):
 
@@ -20,7 +21,10 @@ Per layer (cycles ``L`` at the platform clock ``f``, ``ops = 2 * MACs``):
   an adder, 5 DSPs in fp32): the fraction of the array's peak the layer achieves (padding,
   I/O stalls, prologue and epilogue lower it).
 
-Network totals: latency ``sum_l L_l`` (layers run one after another on one array, each
+A layer of ``batch`` B runs its shape's design B times: latency ``B * L``, ``B`` times
+the operations (the throughput and DSP efficiency are its shape's).
+
+Network totals: latency ``sum_l B_l * L_l`` (layers run one after another on one array, each
 with its own best design: a layer-wise reconfigurable upper bound, as in the paper's
 section 5.4), throughput ``sum_l ops_l / (sum_l L_l / f)``.
 
@@ -53,7 +57,16 @@ from odyssey.frontend import load_scop
 from odyssey.mapping.space import Design, KernelSpace, analyse
 from odyssey.model import build_model
 from odyssey.model.design_model import DesignModel
-from odyssey.network.networks import KERNEL_SIZES, Layer, Network, ShapeGroup, unique_shapes
+from odyssey.network.networks import (
+    KERNEL_SIZES,
+    Layer,
+    Network,
+    ShapeGroup,
+    ShapeKey,
+    kernel_for,
+    stride_note,
+    unique_shapes,
+)
 from odyssey.network.schedule import (
     DesignOutcome,
     PhaseRun,
@@ -108,6 +121,12 @@ class ShapeResult:
     complete: bool
     seconds: float
     note: str = ""
+    stride: int = 1
+
+    @property
+    def key(self) -> ShapeKey:
+        """``(kind, sizes, stride)``, as :attr:`Layer.shape_key`."""
+        return (self.kind, self.sizes, self.stride)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +161,7 @@ class NetworkResult:
     interrupted: bool
     seconds: float
     schedule: str = "full"
+    mm_kernel: str | None = None
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -153,8 +173,17 @@ class NetworkResult:
         return not self.missing and not self.interrupted
 
     @property
+    def tuned_kinds(self) -> dict[str, int]:
+        """The tuned layers per kind, in network order: ``{"conv": 13, "matmul": 3}``."""
+        out: dict[str, int] = {}
+        for r in self.layers:
+            if r.tuned:
+                out[r.layer.kind] = out.get(r.layer.kind, 0) + 1
+        return out
+
+    @property
     def latency_cycles(self) -> float:
-        """Sum of the tuned layers' latencies (cycles)."""
+        """Sum of the tuned layers' latencies, ``batch * shape latency`` each (cycles)."""
         return sum(_latency(r) for r in self.layers if r.tuned)
 
     @property
@@ -174,8 +203,9 @@ class NetworkResult:
 
 
 def _latency(r: LayerResult) -> float:
+    """The layer's cycles: its shape's latency times its ``batch``."""
     assert r.shape is not None and r.shape.latency_cycles is not None
-    return r.shape.latency_cycles
+    return r.layer.batch * r.shape.latency_cycles
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +279,7 @@ def tune_network(
     kernel: str | Path,
     platform: Platform,
     dw_kernel: str | Path | None = None,
+    mm_kernel: str | Path | None = None,
     design: str = "all",
     time_s: float | None = None,
     samples: int | None = None,
@@ -272,14 +303,16 @@ def tune_network(
     (``progress`` is for the run here). A local cluster starts (its workers importing
     the tasks' modules) while the shapes are analysed here.
 
-    ``dw_kernel`` defaults to ``dwconv.c`` next to ``kernel``. Every shape's kernel is
+    ``dw_kernel`` and ``mm_kernel`` default to ``dwconv.c`` and ``mm.c`` next to
+    ``kernel`` (:func:`~odyssey.network.networks.kernel_for`). Every shape's kernel is
     loaded and analysed (and a fixed ``design`` resolved) before any tuning starts, so bad
     inputs fail fast with an OdysseyError.
     """
     if time_s is None and samples is None:
         raise NetworkError("tune_network needs a budget: time_s, samples, or both")
     check_schedule(schedule)
-    dw = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
+    dw = kernel_for("depthwise", kernel, dw_kernel=dw_kernel)
+    mm = kernel_for("matmul", kernel, mm_kernel=mm_kernel)
     engine = engine or Engine()
     # a cluster starts (its workers loading the tuner) while the shapes are analysed here
     with Session(engine, preload=(designs_task.__module__, tuner_module(method))) as session:
@@ -288,7 +321,7 @@ def tune_network(
         unknown = sorted(set(options) - allowed_options(method)) if options else []
         if unknown:
             raise NetworkError(f"unknown option(s) {', '.join(unknown)} for tuner {method!r}")
-        plans = _plan(network, Path(kernel), dw, design)
+        plans = _plan(network, Path(kernel), dw, mm, design)
         budget = _Budget(platform, method, options, time_s, samples, seed, schedule)
         started = time.perf_counter()
         shapes: list[ShapeResult] = []
@@ -303,34 +336,38 @@ def tune_network(
                 shapes.append(result)
             if interrupted:
                 break
-    by_key = {(s.kind, s.sizes): s for s in shapes}
+    by_key = {s.key: s for s in shapes}
     layers: list[LayerResult] = []
-    first: dict[tuple[str, tuple[tuple[str, int], ...]], str] = {}
+    first: dict[ShapeKey, str] = {}
     for layer in network.layers:
         key = layer.shape_key
         dup = first.setdefault(key, layer.name)
         layers.append(LayerResult(layer, by_key.get(key), None if dup == layer.name else dup))
     uses_dw = any(p.group.kind == "depthwise" for p in plans)
+    uses_mm = any(p.group.kind == "matmul" for p in plans)
     return NetworkResult(
         network=network, platform=platform.name, clock_mhz=platform.clock_mhz, design=design,
         method=method, seed=seed, time_s=time_s, samples=samples, kernel=str(kernel),
         dw_kernel=str(dw) if uses_dw else None, shapes=tuple(shapes), layers=tuple(layers),
-        interrupted=interrupted, seconds=time.perf_counter() - started, schedule=schedule)
+        interrupted=interrupted, seconds=time.perf_counter() - started, schedule=schedule,
+        mm_kernel=str(mm) if uses_mm else None)
 
 
-def _plan(network: Network, kernel: Path, dw_kernel: Path, design: str) -> list[_Plan]:
+def _plan(network: Network, kernel: Path, dw_kernel: Path, mm_kernel: Path,
+          design: str) -> list[_Plan]:
     """Load and analyse every shape's kernel; resolve a fixed ``design`` to an id."""
     groups = unique_shapes(network)
     max_dim = ALL_MAX_DIM if design == "all" else FIXED_MAX_DIM
     spaces: list[tuple[ShapeGroup, Path, KernelSpace]] = []
     for group in groups:
-        path = dw_kernel if group.kind == "depthwise" else kernel
+        path = kernel_for(group.kind, kernel, dw_kernel=dw_kernel, mm_kernel=mm_kernel,
+                          stride=group.stride)
         spaces.append((group, path, _analyse(group.first, path, max_dim)))
     wanted = design
     if design != "all":
-        # the id is the --kernel's (cnn.c) one; a network of depthwise layers only resolves it
-        # on the depthwise kernel
-        home = next((s for g, _, s in spaces if g.kind != "depthwise"), None) or spaces[0][2]
+        # the id is the --kernel's (cnn.c) one; a network without conv or pointwise layers
+        # resolves it on its first layer's kernel
+        home = next((s for g, _, s in spaces if g.first.kernel == "cnn"), None) or spaces[0][2]
         wanted = home.design(design).id
     texts: dict[Path, str] = {}
     plans: list[_Plan] = []
@@ -340,13 +377,15 @@ def _plan(network: Network, kernel: Path, dw_kernel: Path, design: str) -> list[
         src = KernelSource(str(path), texts[path], tuple(sorted(group.first.defines().items())),
                            max_dim)
         paper_space = tuple(d for d in ks.designs if len(d.space_loops) <= ALL_MAX_DIM)
+        note = stride_note(path, group.stride)
         if design == "all":
-            plans.append(_Plan(group, str(path), ks, paper_space, "", src))
+            plans.append(_Plan(group, str(path), ks, paper_space, note, src))
         elif any(d.id == wanted for d in ks.designs):
-            plans.append(_Plan(group, str(path), ks, (ks.design(wanted),), "", src))
+            plans.append(_Plan(group, str(path), ks, (ks.design(wanted),), note, src))
         else:
-            note = (f"design {wanted} is not in the design space of {path}; "
-                    f"took the best of its {len(paper_space)} designs")
+            note = "; ".join(x for x in (note, f"design {wanted} is not in the design space of "
+                                         f"{path}; took the best of its {len(paper_space)} "
+                                         "designs") if x)
             plans.append(_Plan(group, str(path), ks, paper_space, note, src))
     return plans
 
@@ -458,9 +497,10 @@ def _shape_result(plan: _Plan, n: int, runs: Sequence[PhaseRun], complete: bool,
             tiling=tuple((k, int(v)) for k, v in trial.tiling.items()),
             latency_cycles=trial.latency_cycles, throughput_gops=trial.throughput_gops,
             dsp=trial.dsp, bram18k=trial.bram18k, mac_lanes=lanes,
-            dsp_efficiency=dsp_efficiency(group.first.macs, lanes, trial.latency_cycles))
-    return ShapeResult(index=n, kind=group.kind, sizes=group.sizes, layers=group.names,
-                       kernel=plan.kernel, ops=group.first.ops,
+            dsp_efficiency=dsp_efficiency(group.first.unit_macs, lanes, trial.latency_cycles))
+    return ShapeResult(index=n, kind=group.kind, sizes=group.sizes, stride=group.stride,
+                       layers=group.names,
+                       kernel=plan.kernel, ops=group.first.unit_ops,
                        designs=tuple(r.outcome for r in runs), complete=complete,
                        seconds=seconds, note=plan.note, **metrics)
 
@@ -597,10 +637,12 @@ def network_record(result: NetworkResult) -> dict[str, Any]:
     layers = []
     for r in result.layers:
         s = r.shape
-        lat = s.latency_cycles if s is not None else None
+        lat = r.layer.batch * s.latency_cycles if s and s.latency_cycles is not None else None
         layers.append({
             "name": r.layer.name, "kind": r.layer.kind, "kernel": s.kernel if s else None,
-            "sizes": r.layer.dims, "stride": r.layer.stride, "origin": r.layer.origin,
+            "sizes": r.layer.dims, "batch": r.layer.batch, "stride": r.layer.stride,
+            "dilation": r.layer.dilation, "pads": list(r.layer.pads) if r.layer.pads else None,
+            "origin": r.layer.origin,
             "macs": r.layer.macs, "ops": r.layer.ops, "shape": s.index if s else None,
             "duplicate_of": r.duplicate_of, "design": s.design if s else None,
             "dataflow": s.dataflow if s else None, "ordering": s.ordering if s else None,
@@ -612,7 +654,8 @@ def network_record(result: NetworkResult) -> dict[str, Any]:
             "bram18k": s.bram18k if s else None, "note": s.note if s else "",
         })
     shapes = [{
-        "index": s.index, "kind": s.kind, "sizes": dict(s.sizes), "layers": list(s.layers),
+        "index": s.index, "kind": s.kind, "sizes": dict(s.sizes), "stride": s.stride,
+        "layers": list(s.layers),
         "kernel": s.kernel, "design": s.design, "throughput_gops": s.throughput_gops,
         "latency_cycles": s.latency_cycles, "complete": s.complete, "seconds": s.seconds,
         "note": s.note,
@@ -624,7 +667,8 @@ def network_record(result: NetworkResult) -> dict[str, Any]:
     } for s in result.shapes]
     return {
         "network": net.name, "title": net.title, "network_file": net.path, "source": net.source,
-        "kernel": result.kernel, "dw_kernel": result.dw_kernel, "platform": result.platform,
+        "kernel": result.kernel, "dw_kernel": result.dw_kernel, "mm_kernel": result.mm_kernel,
+        "platform": result.platform,
         "clock_mhz": result.clock_mhz, "design": result.design, "method": result.method,
         "seed": result.seed, "time_s": result.time_s, "samples": result.samples,
         "schedule": result.schedule,
@@ -636,6 +680,7 @@ def network_record(result: NetworkResult) -> dict[str, Any]:
         "totals": {
             "layers": len(result.layers), "unique_shapes": len(unique_shapes(net)),
             "tuned_layers": sum(1 for r in result.layers if r.tuned),
+            "tuned_kinds": result.tuned_kinds,
             "missing": list(result.missing), "complete": result.complete,
             "latency_cycles": result.latency_cycles, "latency_ms": result.latency_ms,
             "ops": result.ops, "throughput_gops": result.throughput_gops,
@@ -644,4 +689,6 @@ def network_record(result: NetworkResult) -> dict[str, Any]:
                       "reason": u.reason} for u in net.unmapped],
         "removed": [{"name": x.name, "original": dict(x.original), "reason": x.reason}
                     for x in net.removed],
+        "nodes": [{"name": n.name, "op": n.op, "outcome": n.outcome, "layers": list(n.layers),
+                   "reason": n.reason, "warning": n.warning} for n in net.nodes],
     }

@@ -350,13 +350,15 @@ def search_design(kernel: Path, design_id: str, shapes: list[_Shape], platform: 
 
 
 def network_shapes(network: Network) -> list[_Shape]:
-    """The conv and pointwise shapes of ``network`` (depthwise layers need another kernel)."""
+    """The conv and pointwise shapes of ``network`` (depthwise and matmul layers need other
+    kernels)."""
     out = []
     for g in unique_shapes(network):
-        if g.kind == "depthwise":
+        if g.first.kernel != "cnn":
             continue
-        label = g.first.name if len(g.layers) == 1 else f"{g.first.name} (x{len(g.layers)})"
-        out.append(_Shape(label, dict(g.first.dims), len(g.layers), g.first.ops))
+        count = sum(x.batch for x in g.layers)  # problems of this shape (a batch: several)
+        label = g.first.name if count == 1 else f"{g.first.name} (x{count})"
+        out.append(_Shape(label, dict(g.first.dims), count, g.first.unit_ops))
     if not out:
         raise StudyError(f"network {network.name} has no conv or pointwise layer for a shared array")
     return out

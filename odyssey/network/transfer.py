@@ -41,7 +41,7 @@ from typing import Literal
 from odyssey.errors import NetworkError
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import Design, analyse
-from odyssey.network.networks import Network, ShapeGroup, unique_shapes
+from odyssey.network.networks import Network, ShapeGroup, kernel_for, unique_shapes
 from odyssey.network.transfer_race import (
     N_TILINGS,
     RUNGS,
@@ -389,7 +389,6 @@ def _tune_shapes(
     method: str, n_sources: int, history: tuple[ShapeRun, ...], progress: ProgressFn | None,
 ) -> Iterator[ShapeRun]:
     """The shapes of one run, tuned one at a time as they are asked for."""
-    dw = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
     groups = unique_shapes(network)
     order = tuning_order(groups)
     done: dict[int, ShapeRun] = {h.index: h for h in history}  # history: negative indices
@@ -397,7 +396,7 @@ def _tune_shapes(
     for n, k in enumerate(order, 1):
         begun = time.perf_counter()
         group = groups[k]
-        path = dw if group.kind == "depthwise" else Path(kernel)
+        path = kernel_for(group.kind, kernel, dw_kernel=dw_kernel, stride=group.stride)
         ks = analyse(load_scop(path, group.first.defines()), max_dim=2)
         designs = ([d for d in ks.designs if len(d.space_loops) <= 2] if design == "all"
                    else [ks.design(design)])

@@ -30,14 +30,17 @@ def history_record(run: TransferRun) -> dict[str, Any]:
 
 def merge_history(old: Mapping[str, Any] | None, run: TransferRun) -> dict[str, Any]:
     """``old`` (a history record, or None) with the shapes of ``run`` added; a shape of the
-    same kind and sizes as an older entry replaces it."""
-    shapes: dict[tuple[str, tuple[tuple[str, int], ...]], dict[str, Any]] = {}
+    same kind, sizes and stride as an older entry replaces it (an entry without a stride,
+    written before strides were modelled, has stride 1)."""
+    shapes: dict[tuple[str, tuple[tuple[str, int], ...], int], dict[str, Any]] = {}
     for entry in (old or {}).get("shapes", []):
-        shapes[(entry["kind"], tuple((k, int(v)) for k, v in entry["sizes"].items()))] = entry
+        shapes[(entry["kind"], tuple((k, int(v)) for k, v in entry["sizes"].items()),
+                int(entry.get("stride", 1)))] = entry
     for s in run.shapes:
-        shapes[(s.group.kind, s.group.sizes)] = {
+        shapes[(s.group.kind, s.group.sizes, s.group.stride)] = {
             "network": run.network.name, "layers": list(s.group.names), "kind": s.group.kind,
-            "sizes": dict(s.group.sizes), "method": run.method, "samples": run.samples,
+            "sizes": dict(s.group.sizes), "stride": s.group.stride, "method": run.method,
+            "samples": run.samples,
             "designs": [{"design": d.design, "best_gops": d.best_gops,
                          "top_tilings": [dict(t) for t in d.top_tilings],
                          "top_gops": list(d.top_gops), "extents": dict(d.extents)}
@@ -57,13 +60,15 @@ def history_sources(doc: Any, *, origin: str) -> tuple[ShapeRun, ...]:
     for k, entry in enumerate(doc.get("shapes", [])):
         try:
             sizes = tuple((str(n), int(v)) for n, v in entry["sizes"].items())
-            layers = tuple(Layer(f"{entry['network']}:{name}", entry["kind"], sizes)
-                           for name in entry["layers"])
+            stride = int(entry.get("stride", 1))
+            layers = tuple(Layer(f"{entry['network']}:{name}", entry["kind"], sizes,
+                                 stride=stride) for name in entry["layers"])
             designs = tuple(_design(d) for d in entry["designs"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise NetworkError(f"{origin}: shape {k + 1} of the history is malformed "
                                f"({exc!r}); write the file again with --history") from exc
-        out.append(ShapeRun(-1 - k, ShapeGroup(entry["kind"], sizes, layers), designs, ()))
+        out.append(ShapeRun(-1 - k, ShapeGroup(entry["kind"], sizes, layers, stride), designs,
+                            ()))
     return tuple(out)
 
 

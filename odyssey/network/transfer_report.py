@@ -32,7 +32,7 @@ from odyssey.network.network_tuning import (
     dsp_efficiency,
     mac_lanes,
 )
-from odyssey.network.networks import unique_shapes
+from odyssey.network.networks import ShapeKey, kernel_for, unique_shapes
 from odyssey.network.transfer import ShapeRun, TransferRun
 from odyssey.platforms import Platform
 from odyssey.plots import Bars, Curve, Lines, Panel, Plot, Series
@@ -219,15 +219,14 @@ def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
     re-evaluated on the design's model for the latency and resources, and every design's
     best throughput (its latency follows from it: ``ops * clock / throughput``; its stop
     reason is ``raced``: the race records each design's totals, not why it stopped)."""
-    dw = Path(dw_kernel) if dw_kernel is not None else Path(kernel).with_name("dwconv.c")
     clock_hz = platform.clock_mhz * 1e6
     groups = unique_shapes(run.network)
     shapes: list[ShapeResult] = []
     for n, s in enumerate(run.shapes, 1):
         group = groups[s.index]
-        path = dw if group.kind == "depthwise" else Path(kernel)
+        path = kernel_for(group.kind, kernel, dw_kernel=dw_kernel, stride=group.stride)
         ks = analyse(load_scop(path, group.first.defines()), max_dim=ALL_MAX_DIM)
-        ops = group.first.ops
+        ops = group.first.unit_ops
         outcomes: list[DesignOutcome] = []
         for d in s.designs:
             spec = ks.design(d.design)
@@ -249,14 +248,14 @@ def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
                 tiling=tuple(tiling.items()), latency_cycles=latency,
                 throughput_gops=float(point["throughput_gops"]), dsp=float(point["dsp"]),
                 bram18k=float(point["bram18k"]), mac_lanes=lanes,
-                dsp_efficiency=dsp_efficiency(group.first.macs, lanes, latency))
-        shapes.append(ShapeResult(index=n, kind=group.kind, sizes=group.sizes,
+                dsp_efficiency=dsp_efficiency(group.first.unit_macs, lanes, latency))
+        shapes.append(ShapeResult(index=n, kind=group.kind, sizes=group.sizes, stride=group.stride,
                                   layers=group.names, kernel=str(path), ops=ops,
                                   designs=tuple(outcomes), complete=True, seconds=s.seconds,
                                   **metrics))
-    by_key = {(x.kind, x.sizes): x for x in shapes}
+    by_key = {x.key: x for x in shapes}
     layers: list[LayerResult] = []
-    first: dict[tuple[str, tuple[tuple[str, int], ...]], str] = {}
+    first: dict[ShapeKey, str] = {}
     for layer in run.network.layers:
         dup = first.setdefault(layer.shape_key, layer.name)
         layers.append(LayerResult(layer, by_key.get(layer.shape_key),
@@ -265,6 +264,7 @@ def network_result(run: TransferRun, *, kernel: str | Path, platform: Platform,
         network=run.network, platform=platform.name, clock_mhz=platform.clock_mhz,
         design="all", method=f"{run.method} with transfer", seed=run.seed, time_s=run.time_s,
         samples=run.samples, kernel=str(kernel),
-        dw_kernel=str(dw) if any(g.kind == "depthwise" for g in groups) else None,
+        dw_kernel=str(kernel_for("depthwise", kernel, dw_kernel=dw_kernel))
+        if any(g.kind == "depthwise" for g in groups) else None,
         shapes=tuple(shapes), layers=tuple(layers), interrupted=run.interrupted,
         seconds=run.seconds)

@@ -51,13 +51,14 @@ Shape = tuple[str, Mapping[str, int], int]  # label, sizes, layers with this sha
 
 def network_shapes(entry: str | tuple[str, Sequence[Shape]]) -> tuple[str, list[Shape]]:
     """``(name, [(label, sizes, count), ...])`` of a bundled network (its conv and pointwise
-    layers, identical shapes once) or of an explicit list."""
+    layers, identical shapes once; depthwise and matmul layers have other kernels) or of an
+    explicit list."""
     if not isinstance(entry, str):
         return entry[0], list(entry[1])
     net = load_network(entry)
     out: list[Shape] = []
     for g in unique_shapes(net):
-        if g.kind == "depthwise":
+        if g.first.kernel != "cnn":
             continue
         out.append((g.first.name if len(g.layers) == 1 else f"{g.first.name} (x{len(g.layers)})",
                     g.first.dims, len(g.layers)))

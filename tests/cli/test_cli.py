@@ -344,4 +344,4 @@ def test_bundled_kernels_and_networks_work_from_anywhere(tmp_path: Path,
     args = build_parser().parse_args(["network", "vgg16"])
     assert Path(args.kernel).is_file() and Path(args.kernel).name == "cnn.c"
     o = run(["network", "nosuch.json"])
-    assert o.code == 2 and "bundled networks: mobilenetv2, resnet50, vgg16" in o.err
+    assert o.code == 2 and "bundled networks: bert-base, mobilenetv2, resnet50, vgg16, vit-b16" in o.err

@@ -64,7 +64,7 @@ def test_all_designs_takes_each_shapes_best(all_designs: tuple[int, str, dict[st
     assert rc == 0
     assert [s["layers"] for s in rec["shapes"]] == [["c1", "c2"], ["dw1"]]
     assert [len(s["designs"]) for s in rec["shapes"]] == [30, 12]
-    assert rec["shapes"][1]["kernel"].endswith("dwconv.c")
+    assert rec["shapes"][1]["kernel"].endswith("dwconv_s2.c")  # dw1 has stride 2
     for s in rec["shapes"]:
         assert s["complete"]
         assert s["throughput_gops"] == max(d["throughput_gops"] or 0 for d in s["designs"])
@@ -166,7 +166,7 @@ def test_no_feasible_design_exits_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["network", "nope"], "unknown network `nope`; bundled networks: mobilenetv2, resnet50, vgg16"),
+    (["network", "nope"], "unknown network `nope`; bundled networks: bert-base, mobilenetv2, resnet50, vgg16, vit-b16"),
     (["network", "{net}", "--kernel", CNN, "--design", "zz", "--samples", "4"],
      "design `zz` is not in the design space"),
     (["network", "{net}", "--kernel", str(ROOT / "kernels" / "mm.c"), "--samples", "4"],

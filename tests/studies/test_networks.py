@@ -4,7 +4,8 @@ The expected shapes are rebuilt here from each paper's own architecture table (n
 data files): VGG16 configuration D (Simonyan & Zisserman 2014, Table 1), ResNet-50 (He et
 al. 2016, Table 1: stages of 3, 4, 6, 3 bottlenecks, stride 2 on conv3_1, conv4_1, conv5_1,
 projection shortcuts where the shape changes) and MobileNetV2 (Sandler et al. 2018,
-Table 2: (t, c, n, s) rows; Table 1: expansion, depthwise 3x3 of stride s, projection).
+Table 2: (t, c, n, s) rows; Table 1: expansion, depthwise 3x3 of stride s, projection), each
+ending in its fully connected layers (matmul layers of kernels/mm.c, one input vector: I = 1).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def _conv(name: str, i: int, o: int, h: int, k: int, stride: int = 1) -> Shape:
     return (name, "pointwise" if k == 1 else "conv", (o, i, h, h, k, k), stride)
 
 
+def _fc(name: str, i: int, o: int) -> Shape:
+    return (name, "matmul", (1, o, i), 1)  # I = 1 row, J = outputs, K = inputs
+
+
 def published_vgg16() -> list[Shape]:
     out, cin = [], 3
     for block, (width, n, h) in enumerate(
@@ -42,7 +47,7 @@ def published_vgg16() -> list[Shape]:
         for k in range(1, n + 1):
             out.append(_conv(f"conv{block}-{k}", cin, width, h, 3))
             cin = width
-    return out
+    return [*out, _fc("fc6", 7 * 7 * 512, 4096), _fc("fc7", 4096, 4096), _fc("fc8", 4096, 1000)]
 
 
 def published_resnet50() -> list[Shape]:
@@ -56,7 +61,7 @@ def published_resnet50() -> list[Shape]:
             if k == 0:
                 out.append(_conv(f"conv{stage}_sc-0", cin, 4 * w, h, 1, st))
             cin = 4 * w
-    return out
+    return [*out, _fc("fc1000", 2048, 1000)]
 
 
 def published_mobilenetv2() -> list[Shape]:
@@ -73,7 +78,7 @@ def published_mobilenetv2() -> list[Shape]:
             out.append(_conv(f"conv{stage}_3-{k}", cin * t, c, h, 1))
             cin = c
     out.append(_conv("conv9", 320, 1280, 7, 1))
-    return out
+    return [*out, _fc("classifier", 1280, 1000)]
 
 
 PUBLISHED = {"vgg16": published_vgg16, "resnet50": published_resnet50,
@@ -85,7 +90,7 @@ def _shape(layer: Layer) -> Shape:
 
 
 def test_bundled_networks_are_listed() -> None:
-    assert list_networks() == ("mobilenetv2", "resnet50", "vgg16")
+    assert list_networks() == ("bert-base", "mobilenetv2", "resnet50", "vgg16", "vit-b16")
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
@@ -97,20 +102,23 @@ def test_every_shape_matches_the_published_network(name: str) -> None:
 
 def test_layer_counts() -> None:
     vgg = load_network("vgg16")
-    assert (len(vgg.layers), vgg.count("conv")) == (13, 13)
+    assert (len(vgg.layers), vgg.count("conv"), vgg.count("matmul")) == (16, 13, 3)
     # ResNet-50: the release's 49 (conv1 + 16 bottlenecks x 3) plus the 4 projection shortcuts
+    # and the fully connected fc1000
     res = load_network("resnet50")
-    assert len(res.layers) == 53
-    assert (res.count("conv"), res.count("pointwise"), res.count("depthwise")) == (17, 36, 0)
+    assert len(res.layers) == 54
+    assert (res.count("conv"), res.count("pointwise"), res.count("depthwise"),
+            res.count("matmul")) == (17, 36, 0, 1)
     assert [x.name for x in res.layers if x.origin == "added"] == [
-        "conv2_sc-0", "conv3_sc-0", "conv4_sc-0", "conv5_sc-0"]
+        "conv2_sc-0", "conv3_sc-0", "conv4_sc-0", "conv5_sc-0", "fc1000"]
     assert sum(1 for x in res.layers if x.origin == "original") == 49
-    # MobileNetV2: 1 standard + 34 pointwise + 17 depthwise; of the release's 36 entries 15 are
-    # kept, 20 corrected and 1 removed
+    # MobileNetV2: 1 standard + 34 pointwise + 17 depthwise + the classifier; of the release's
+    # 36 entries 15 are kept, 20 corrected and 1 removed
     mb = load_network("mobilenetv2")
-    assert (mb.count("conv"), mb.count("pointwise"), mb.count("depthwise")) == (1, 34, 17)
+    assert (mb.count("conv"), mb.count("pointwise"), mb.count("depthwise"),
+            mb.count("matmul")) == (1, 34, 17, 1)
     origins = [x.origin for x in mb.layers]
-    assert (origins.count("original"), origins.count("corrected"), origins.count("added")) == (15, 20, 17)
+    assert (origins.count("original"), origins.count("corrected"), origins.count("added")) == (15, 20, 18)
     assert all(x.origin == "added" for x in mb.layers if x.kind == "depthwise")
     assert [r.name for r in mb.removed] == ["conv2_1-0"]
     assert dict(mb.removed[0].original) == {"i": 32, "o": 32, "r": 112, "c": 112, "p": 1, "q": 1}
@@ -138,7 +146,10 @@ def test_spot_checks_against_the_papers() -> None:
     assert (_paper_order(mb.layers[0]), mb.layers[0].stride) == ([3, 32, 112, 112, 3, 3], 2)
     assert mb.layers[1].kind == "depthwise" and mb.layers[1].dims == {
         "C": 32, "H": 112, "W": 112, "P": 3, "Q": 3}
-    assert mb.layers[-1].name == "conv9" and _paper_order(mb.layers[-1]) == [320, 1280, 7, 7, 1, 1]
+    assert mb.layers[-2].name == "conv9" and _paper_order(mb.layers[-2]) == [320, 1280, 7, 7, 1, 1]
+    fc = mb.layers[-1]  # the classifier: one 1280-vector times a 1280 x 1000 matrix
+    assert (fc.name, fc.kernel, fc.dims, fc.macs) == ("classifier", "mm",
+                                                      {"I": 1, "J": 1000, "K": 1280}, 1_280_000)
     dw = mb.layer("conv3_2-0")  # first block of the 24-channel sequence: stride 2, 112 -> 56
     assert (dw.dims["C"], dw.dims["H"], dw.stride) == (96, 56, 2)
     fixed = mb.layer("conv3_1-1")  # the release had 24 -> 96
@@ -149,8 +160,8 @@ def test_spot_checks_against_the_papers() -> None:
 def test_multiply_accumulates_match_the_published_totals() -> None:
     # VGG16: 15.35 GMAC in the 13 CONV layers (sum of O*I*H*W*9), 15.47 with the FC layers
     vgg = load_network("vgg16")
-    assert vgg.macs == 15_346_630_656
-    assert vgg.macs + sum(u.macs for u in vgg.unmapped) == 15_470_264_320
+    assert sum(x.macs for x in vgg.layers if x.kind == "conv") == 15_346_630_656
+    assert vgg.macs == 15_470_264_320 and all(u.macs == 0 for u in vgg.unmapped)
     # ResNet-50: "3.8 x 10^9 FLOPs" (multiply-adds; He et al. Table 1)
     res = load_network("resnet50")
     total = res.macs + sum(u.macs for u in res.unmapped)
@@ -166,18 +177,21 @@ def test_multiply_accumulates_match_the_published_totals() -> None:
 def test_unmapped_layers_are_listed_with_reasons() -> None:
     for name in list_networks():
         net = load_network(name)
-        assert net.unmapped and all(u.reason for u in net.unmapped)
-        assert "stride 1" in net.note and net.source
-    vgg = load_network("vgg16")
-    assert {u.name for u in vgg.unmapped} >= {"fc6", "fc7", "fc8"}
+        assert net.unmapped and all(u.reason for u in net.unmapped) and net.source
+        assert "stride 1" in net.note or net.count("conv") == 0  # bert-base: no convolution
+    for name in ("vgg16", "resnet50", "mobilenetv2"):
+        assert "cnn_s2.c" in load_network(name).note
+    for name in ("vgg16", "resnet50", "mobilenetv2"):  # the FC layers are tuned: none left out
+        assert all(u.op != "fully_connected" for u in load_network(name).unmapped)
 
 
 def test_unique_shapes_groups_identical_layers() -> None:
     counts = {name: len(unique_shapes(load_network(name))) for name in list_networks()}
-    assert counts == {"vgg16": 9, "resnet50": 20, "mobilenetv2": 30}
+    assert counts == {"vgg16": 12, "resnet50": 21, "mobilenetv2": 31, "bert-base": 6,
+                      "vit-b16": 7}
     vgg = unique_shapes(load_network("vgg16"))
-    assert [g.names for g in vgg][5:] == [("conv3-2", "conv3-3"), ("conv4-1",),
-                                          ("conv4-2", "conv4-3"), ("conv5-1", "conv5-2", "conv5-3")]
+    assert [g.names for g in vgg][5:9] == [("conv3-2", "conv3-3"), ("conv4-1",),
+                                           ("conv4-2", "conv4-3"), ("conv5-1", "conv5-2", "conv5-3")]
     for name in list_networks():
         net = load_network(name)
         groups = unique_shapes(net)
@@ -200,8 +214,9 @@ def test_every_shape_parses_with_its_kernel(name: str) -> None:
         assert dict(scop.params) == layer.dims
         space = analyse(scop)
         # the paper's 30 CNN designs (10 dataflows x 3 orderings), also for 1x1 kernels whose
-        # p and q loops have extent 1; dwconv.c has 6 dataflows x 2 orderings
-        assert len(space.designs) == (30 if layer.kernel == "cnn" else 12), layer.name
+        # p and q loops have extent 1; dwconv.c has 6 dataflows x 2 orderings, mm.c 18 designs
+        want = {"cnn": 30, "dwconv": 12, "mm": 18}[layer.kernel]
+        assert len(space.designs) == want, layer.name
 
 
 def test_layer_kernel_sizes_and_defines() -> None:
@@ -241,7 +256,7 @@ def test_loader_accepts_a_custom_file(tmp_path: Path) -> None:
      r"net\.json: layers\[0\]\.sizes\.O must be a positive integer, got -3"),
     ({"sizes": {"I": 4, "H": 4, "W": 4, "P": 3, "Q": 3}},
      r"net\.json: missing required key 'layers\[0\]\.sizes\.O'"),
-    ({"kind": "dense"}, r"net\.json: layers\[0\]\.kind must be one of conv, depthwise, pointwise, got \"dense\""),
+    ({"kind": "dense"}, r"net\.json: layers\[0\]\.kind must be one of conv, depthwise, pointwise, matmul, got \"dense\""),
     ({"strides": 2}, r"net\.json: unknown key 'layers\[0\]\.strides'"),
     ({"kind": "pointwise"}, r"net\.json: layers\[0\]: .*kind `pointwise` does not match its 3x3 kernel"),
     ({"origin": "corrected"}, r"net\.json: layers\[0\]: a `corrected` layer records"),
@@ -269,7 +284,20 @@ def test_loader_errors_on_the_document(tmp_path: Path) -> None:
     with pytest.raises(NetworkError, match=r"missing\.json: cannot read the network file"):
         load_network(tmp_path / "missing.json")
     with pytest.raises(NetworkError, match="unknown network `vgg19`; bundled networks: "
-                                           "mobilenetv2, resnet50, vgg16"):
+                                           "bert-base, mobilenetv2, resnet50, vgg16, vit-b16"):
         load_network("vgg19")
     with pytest.raises(NetworkError, match=r"<text>: layers must be a list"):
         parse_network(json.dumps({**_doc(), "layers": {}}), source="<text>")
+
+
+def test_conv_only_consumers_skip_the_matmul_layers() -> None:
+    from odyssey.errors import StudyError
+    from odyssey.network.shared_array import network_shapes as shared_shapes
+    from odyssey.studies.cnn_dataflows import network_shapes
+
+    # VGG16's 12 unique shapes: 9 convolutions (cnn.c) and the 3 fully connected (mm.c)
+    assert len(network_shapes("vgg16")[1]) == 9
+    assert len(shared_shapes(load_network("vgg16"))) == 9
+    assert len(shared_shapes(load_network("vit-b16"))) == 1  # the patch embedding
+    with pytest.raises(StudyError, match="no conv or pointwise layer"):
+        shared_shapes(load_network("bert-base"))

@@ -416,6 +416,9 @@ def test_a_history_gives_the_first_shape_of_a_network_sources() -> None:
     (src,) = history_sources(doc, origin="h.json")
     (mine,) = done.shapes
     assert src.index == -1 and src.group.names == ("pair:a",)
+    assert (src.group.stride, doc["shapes"][0]["stride"]) == (1, 1)
+    legacy = {**doc, "shapes": [{k: v for k, v in doc["shapes"][0].items() if k != "stride"}]}
+    assert history_sources(legacy, origin="old.json")[0].group.stride == 1  # before strides
     assert [(d.design, d.top_tilings, d.extents) for d in src.designs] == [
         (d.design, d.top_tilings, d.extents) for d in mine.designs]
     second = _network(("b", {"O": 128, "I": 64, "H": 28, "W": 28, "P": 3, "Q": 3}))
