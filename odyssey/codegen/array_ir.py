@@ -38,9 +38,9 @@ from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
 from odyssey.codegen.hardware import ModuleHardware, StreamOut
 from odyssey.codegen.hls_ast import Function, Typedef, stmt_json
 from odyssey.codegen.layout import DramLayout, dram_layout
-from odyssey.codegen.top import build_array, has_cin
+from odyssey.codegen.top import absent_drain_variants, build_array, has_cin
 from odyssey.expr import Expr, const, evaluate
-from odyssey.platforms import Platform, load_platform
+from odyssey.platforms import Platform, assumption, load_platform
 
 BufferRole = Literal["input_block", "accumulator", "running_sums", "partial_sums"]
 Direction = Literal["in", "out"]
@@ -168,6 +168,9 @@ class ArrayIR:
     host_images: tuple[HostImage, ...]  # the inputs in operand order, then the output
     kernel_scalars: tuple[tuple[str, str], ...] = ()  # (name, C type): s_axilite scalar arguments
     hardware: tuple[ModuleHardware, ...] = ()  # per module function, in ``modules`` order
+    # module variants this tiling does not instantiate (count 0 here), with what they would
+    # hold, so the models count them at the tilings where they exist
+    absent: tuple[tuple[Function, ModuleHardware], ...] = ()
 
     def module(self, name: str) -> Function:
         return next(f for f in self.modules if f.name == name)
@@ -192,9 +195,12 @@ def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
         outs = tuple(StreamOut(by_name[c].bits_sym, by_name[c].depth) for c, d in first.channels
                      if d == "out" and by_name[c].kind == "stream")
         hardware.append(ModuleHardware(f.name, arr.counts[f.name], arr.operators[f.name], outs))
+    word = ctx.output.lanes_sym * ctx.output.bits  # a drain writes one word stream
+    absent = tuple((f, ModuleHardware(f.name, count, ops, (StreamOut(word, int(assumption("fifo_depth").value)),)))
+                   for f, count, ops in absent_drain_variants(ctx, arr))
     return ArrayIR(modules, processes, channels, _buffers(ctx), ports,
                    ctx.pass_loops, arr.scalars, tuple(arr.typedefs), _host_images(ctx), ctx.kernel_scalars,
-                   tuple(hardware))
+                   tuple(hardware), absent)
 
 
 def _on_channels(ctx: Ctx, ports: tuple[DramPort, ...], modules: tuple[Function, ...],

@@ -96,6 +96,13 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: str = "u250") -
                      "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count)} for u in h.operators],
                      "outputs": [{"bits_sym": _j(o.bits), "depth": o.depth} for o in h.outputs],
                      "ast": [stmt_json(s) for s in f.body]} for f, h in zip(ir.modules, ir.hardware, strict=True)],
+        "absent_modules": [{"name": f.name, "kind": module_kind(f.kind), "role": role_of(f.kind), "operand": f.operand,
+                            "boundary": f.boundary, "template": list(f.template), "instances": [],
+                            "count_sym": _j(h.count),
+                            "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count)}
+                                          for u in h.operators],
+                            "outputs": [{"bits_sym": _j(o.bits), "depth": o.depth} for o in h.outputs],
+                            "ast": [stmt_json(s) for s in f.body]} for f, h in ir.absent],
         "memory": memory,
         "compute": {"simd_lanes": simd, "ops_per_lane": [_one_of(o, LANE_OPS) for o in op_table(ctx)],
                     "dtype": ctx.output.ctype,

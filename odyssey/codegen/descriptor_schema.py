@@ -413,6 +413,7 @@ class Descriptor(TypedDict):
     loops: list[LoopJson]
     operands: list[OperandJson]
     modules: list[ModuleJson]
+    absent_modules: list[ModuleJson]  # variants this tiling does not instantiate (the models count them elsewhere)
     memory: list[BufferJson]
     compute: ComputeJson
     topology: TopologyJson

@@ -26,6 +26,7 @@ from odyssey.codegen.hls_ast import (
 )
 from odyssey.codegen.io_modules import feed_statements
 from odyssey.codegen.pe import (
+    PEVariant,
     acc_t,
     pe_drain_function,
     pe_function,
@@ -281,6 +282,23 @@ def build_array(ctx: Ctx) -> Array:
     return arr
 
 
+def absent_drain_variants(ctx: Ctx, arr: Array) -> list[tuple[Function, Expr, tuple[OperatorUse, ...]]]:
+    """The PE drain variants of the output chain that this tiling does not instantiate (the
+    head that is also the tail exists only with one PE along the chain; a middle one only with
+    three), as ``(function, count at every tiling, operators)``: the models count them at the
+    tilings where they exist."""
+    if ctx.output.chain is None:
+        return []
+    out = []
+    for head in (True, False):
+        for tail in (True, False):
+            variant = PEVariant(frozenset(), head, tail)
+            fn, ops = pe_drain_function(ctx, variant)
+            if fn.name not in arr.functions:
+                out.append((fn, variant_count(ctx, variant, drain=True), ops))
+    return out
+
+
 def has_cin(ctx: Ctx) -> bool:
     """The output's partial sums (or initial values) are read back from DRAM."""
     return ctx.needs_cin and ctx.main.op != "="
@@ -370,4 +388,4 @@ def _key(t: tuple[int, ...]) -> str:
     return "_".join(map(str, t))
 
 
-__all__ = ["Array", "Fifo", "Instance", "build_array", "has_cin"]
+__all__ = ["Array", "Fifo", "Instance", "absent_drain_variants", "build_array", "has_cin"]

@@ -173,7 +173,7 @@ def fabric_usage(desc: Descriptor, subst: Mapping[str, Expr], *, costs: FabricCo
     (``"ports"`` for the m_axi adapters and the control interface) and, for the buffers in
     distributed RAM, their LUTs by buffer."""
     costs = costs or fabric_costs()
-    per = {m["name"]: module_usage(m, subst, costs) for m in desc["modules"]}
+    per = {m["name"]: module_usage(m, subst, costs) for m in (*desc["modules"], *desc["absent_modules"])}
     per["ports"] = port_usage(desc, subst, costs)
     lutram = lutram_luts(desc, subst, costs)
     total = _sum(per.values())
@@ -191,8 +191,9 @@ def _dsp_total(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts) 
     optimum's DSP budget cuts its boxes with."""
     pes = _pes(desc, subst)
     total: Expr = const(0)
-    for kind in dict.fromkeys(m["kind"] for m in desc["modules"]):
-        group = [m for m in desc["modules"] if m["kind"] == kind]
+    every = (*desc["modules"], *desc["absent_modules"])
+    for kind in dict.fromkeys(m["kind"] for m in every):
+        group = [m for m in every if m["kind"] == kind]
         same = all(m["operators"] == group[0]["operators"] for m in group)
         if kind in ("pe", "pe_drain") and same:
             if group[0]["operators"]:
@@ -219,7 +220,7 @@ def dsp_cut(desc: Descriptor, subst: Mapping[str, Expr], lanes: Expr, per_lane: 
     DRAM or from the previous PE). None where that is not so (the exact optimum then bounds the
     DSP by intervals only)."""
     pe = [m for m in desc["modules"] if m["kind"] == "pe"]
-    drains = [m for m in desc["modules"] if m["kind"] == "pe_drain"]
+    drains = [m for m in (*desc["modules"], *desc["absent_modules"]) if m["kind"] == "pe_drain"]
     if not pe or any(m["operators"] != pe[0]["operators"] for m in pe):
         return None
     kinds = {(u["op"], u["dtype"]) for u in pe[0]["operators"]}

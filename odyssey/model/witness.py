@@ -51,4 +51,4 @@ def compare(design_dir: Path, platform: Platform) -> tuple[ResourceWitness, dict
     return w, totals, out
 
 
-__all__ = ["TOLERANCE", "Disagreement", "compare"]
+__all__ = ["TOLERANCE", "Disagreement", "compare", "witness"]

@@ -79,3 +79,50 @@ def test_a_changed_binding_is_caught(tmp_path: Path) -> None:
     bad = _edit(d, tmp_path / "bad", "variable=fifo_A_L3 type=fifo impl=srl", "variable=fifo_A_L3 type=fifo impl=bram", 1)
     _, _, disagree = compare(bad, PLAT)
     assert ("total", "bram18k") in {(x.where, x.resource) for x in disagree}
+
+
+def _sweep(kernel: str, sizes: dict[str, str], per_design: int, seed: int, tmp: Path) -> int:
+    """The tuner's model (built once per design, at its representative tiling) against the
+    witness of the design printed at random tilings: every resource equal."""
+    import numpy as np
+
+    from odyssey.errors import CodegenError
+    from odyssey.model import build_model
+    from odyssey.model.witness import witness
+    from odyssey.tune.space import SearchSpace
+
+    path = bundled_kernel(kernel)
+    assert path is not None
+    ks = analyse(load_scop(path, sizes))
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for d in ks.designs:
+        try:
+            model = build_model(ks, d, platform=PLAT)
+        except CodegenError:  # 3D, or two reducing space loops: not generated
+            continue
+        space = SearchSpace(model.params)
+        for p in space.to_points(space.sample(rng, per_design)):
+            tiling = {k: int(v) for k, v in p.items()}
+            out = write_design(generate(ks, d, tiling), tmp / f"{d.id}-{checked}")
+            w = witness(out).total
+            r = model.evaluate_one(tiling)
+            for res in ("dsp", "lut", "ff", "bram18k"):
+                assert getattr(w, res) == pytest.approx(r[res], abs=0.5), (d.id, tiling, res)
+            shutil.rmtree(out)
+            checked += 1
+    return checked
+
+
+def test_the_tuners_model_is_the_printed_code_at_random_tilings(tmp_path: Path) -> None:
+    """Property: MM's 18 designs, one random tiling each (non-divisors, one PE along a chain
+    and every variant a tiling may or may not instantiate included)."""
+    assert _sweep("mm", {"I": "23", "J": "19", "K": "17"}, 1, 0, tmp_path) == 18
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("kernel", "sizes"), [
+    ("mm", {"I": "23", "J": "19", "K": "17"}), ("cnn", {"I": "5", "O": "7", "H": "6", "W": "5", "P": "3", "Q": "3"}),
+    ("mttkrp", {}), ("autosa/mm_i8", {}), ("syrk", {}), ("fir", {}), ("mv", {}), ("dwconv", {})])
+def test_the_tuners_model_is_the_printed_code_sweep(tmp_path: Path, kernel: str, sizes: dict[str, str]) -> None:
+    assert _sweep(kernel, sizes, 3, 1, tmp_path) > 0
