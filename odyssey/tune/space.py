@@ -21,31 +21,16 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.model.design_model import ParamSpec
+from odyssey.tune.divisibility import divisors
 
 Genome = tuple[int, ...]
 
-
-@lru_cache(maxsize=65536)
-def divisors(n: int) -> tuple[int, ...]:
-    """The positive divisors of ``n >= 1`` in increasing order (cached per integer)."""
-    if n < 1:
-        raise TunerError(f"divisors: n must be a positive integer, got {n!r}")
-    small: list[int] = []
-    large: list[int] = []
-    d = 1
-    while d * d <= n:
-        if n % d == 0:
-            small.append(d)
-            if d * d != n:
-                large.append(n // d)
-        d += 1
-    return tuple(small + large[::-1])
+__all__ = ["Chain", "Genome", "SearchSpace", "divisors"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel
+from odyssey.tune.divisibility import TileBreaks
 from odyssey.tune.exact.optimum_bounds import ChildRange
 from odyssey.tune.exact.optimum_rewrite import Coordinates
 
@@ -252,7 +253,7 @@ def _split_congruence(b: _Boxes, dim: np.ndarray, factor: np.ndarray) -> list[_B
     return out
 
 
-def _split_range(b: _Boxes, d: np.ndarray, breakpoints: Mapping[int, np.ndarray]) -> tuple[_Boxes, _Boxes]:
+def _split_range(b: _Boxes, d: np.ndarray, breakpoints: Mapping[int, TileBreaks]) -> tuple[_Boxes, _Boxes]:
     """Halve box ``k`` along parameter ``d[k]`` (which must have two values or more), at the
     tile-count boundary nearest to the geometric mean of its range, else at that mean."""
     rows = np.arange(len(b))
@@ -263,12 +264,11 @@ def _split_range(b: _Boxes, d: np.ndarray, breakpoints: Mapping[int, np.ndarray]
         sel = np.nonzero(d == dim)[0]
         if len(sel) == 0 or len(bps) == 0:
             continue
-        k = np.searchsorted(bps, geo[sel])
         best = cut[sel].copy()
         dist = np.full(len(sel), np.inf)
-        for cand in (bps[np.maximum(k - 1, 0)], bps[np.minimum(k, len(bps) - 1)]):
+        for cand in bps.around(geo[sel]):  # the nearest boundary below, then at or above
             inside = (cand > lo[sel]) & (cand <= hi[sel])
-            gap = np.abs(np.log(cand) - np.log(geo[sel]))
+            gap = np.abs(np.log(np.maximum(cand, 1)) - np.log(geo[sel]))
             better = inside & (gap < dist)
             best = np.where(better, cand, best)
             dist = np.where(better, gap, dist)

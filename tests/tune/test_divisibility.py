@@ -1,0 +1,86 @@
+"""Divisors by factorization and tile-count breakpoints in closed form, checked against
+brute force on small numbers (hypothesis) and timed on large ones."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from odyssey.tune.divisibility import TileBreaks, divisors, factorize, is_prime
+
+
+def _brute_divisors(n: int) -> tuple[int, ...]:
+    return tuple(d for d in range(1, n + 1) if n % d == 0)
+
+
+def _brute_breaks(sources: set[tuple[str, int]], top: int) -> list[int]:
+    """Every T in [2, top] where some ceil(n/T) or floor(n/T) differs from its value at T-1."""
+    out = []
+    for t in range(2, top + 1):
+        for kind, n in sources:
+            f = (lambda a, b: -(-a // b)) if kind == "ceildiv" else (lambda a, b: a // b)
+            if f(n, t) != f(n, t - 1):
+                out.append(t)
+                break
+    return out
+
+
+@given(st.integers(1, 5000))
+def test_divisors_match_brute_force(n: int) -> None:
+    assert divisors(n) == _brute_divisors(n)
+
+
+@given(st.integers(1, 2**62))
+def test_factorization_multiplies_back(n: int) -> None:
+    f = factorize(n)
+    assert math.prod(p**k for p, k in f) == n
+    assert all(is_prime(p) for p, _ in f)
+    assert [p for p, _ in f] == sorted({p for p, _ in f})
+
+
+def test_is_prime_small_and_strong_pseudoprimes() -> None:
+    primes = [n for n in range(200) if is_prime(n)]
+    assert primes == [n for n in range(2, 200) if all(n % d for d in range(2, n))]
+    assert not is_prime(3215031751)  # a strong pseudoprime to bases 2, 3, 5, 7
+    assert is_prime(2**61 - 1) and not is_prime(2**62 - 1)
+
+
+def test_divisors_of_large_numbers_are_fast() -> None:
+    start = time.perf_counter()
+    for n in (2**48, 2**62, 2**61 - 1, (2**31 - 1) * (2**31 + 11), 3**39, 720720 * 2**40):
+        d = divisors(n)
+        assert d[0] == 1 and d[-1] == n and all(n % x == 0 for x in d[:50])
+    assert divisors(2**62) == tuple(2**k for k in range(63))
+    assert time.perf_counter() - start < 5.0
+
+
+@settings(max_examples=200)
+@given(st.sets(st.tuples(st.sampled_from(["ceildiv", "floordiv"]), st.integers(1, 400)),
+               min_size=1, max_size=3),
+       st.lists(st.floats(1.0, 500.0), min_size=1, max_size=20))
+def test_breakpoints_match_brute_force(sources: set[tuple[str, int]], xs: list[float]) -> None:
+    brute = np.array(_brute_breaks(sources, 600))
+    prev, nxt = TileBreaks.of(sources).around(np.array(xs))
+    for x, p, n in zip(xs, prev, nxt, strict=True):
+        below, above = brute[brute < x], brute[brute >= x]
+        assert p == (below.max() if len(below) else 0)
+        assert n == (above.min() if len(above) else 0)
+
+
+def test_breakpoints_at_2_to_the_48_are_closed_form() -> None:
+    n = 2**48
+    breaks = TileBreaks.of({("ceildiv", n), ("floordiv", n)})
+    x = np.array([1.0, 1e3, 2.0**24 + 0.5, 1e12, 2.0**47 + 3, 2.0**48 + 5])
+    prev, nxt = breaks.around(x)
+    for t, p, q in zip(x, prev, nxt, strict=True):
+        # a breakpoint changes floor(m/T) for m = n or n-1; none lies strictly between
+        for b in (p, q):
+            if b:
+                assert any(m // b != m // (b - 1) for m in (n, n - 1))
+        assert p == 0 or p < t
+        assert q == 0 or q >= t
+    assert nxt[-1] == 0 and prev[-1] == n + 1  # beyond n: floor(n/T) = 0 from n + 1 on
