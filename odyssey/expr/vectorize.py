@@ -226,8 +226,8 @@ def compile_vectorized(
             for fn, args, out, dead, rule, checked in program:
                 xs = [vals[a] for a in args]
                 bound = mag[out] = rule([mag[a] for a in args])
-                if checked and bound >= _INT_LIMIT and all(_is_int(x) for x in xs):
-                    xs = [_as_float(x) for x in xs]
+                if checked and bound >= _INT_LIMIT:  # even one float: numpy would
+                    xs = [_as_float(x) for x in xs]  # multiply the integers first
                 vals[out] = fn(*xs)
                 for d in dead:
                     vals[d] = None

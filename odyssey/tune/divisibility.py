@@ -152,3 +152,22 @@ class TileBreaks:
             ok = (t1 >= 2) & (start >= 2)
             prev = np.where(ok & (start > prev), start, prev)
         return prev, nxt
+
+
+#: a sweep over a range at most this long visits every value (every bundled size does)
+SWEEP_LIMIT = 1 << 14
+
+
+def sweep_values(lo: int, hi: int, *, around: int, limit: int = SWEEP_LIMIT) -> Array:
+    """The values of ``[lo, hi]`` a sweep of one coordinate visits, sorted (int64): all of
+    them when there are at most ``limit``; else the ``limit // 2`` nearest ``around`` and
+    ``limit // 2`` spread geometrically from ``lo`` to ``hi`` (both included), so a sweep
+    costs the same at 2**48 as at 2**14."""
+    if hi - lo + 1 <= limit:
+        return np.arange(lo, hi + 1, dtype=np.int64)
+    half = limit // 4
+    c = min(max(int(around), lo + half), hi - half)
+    near = np.arange(c - half, c + half, dtype=np.int64)
+    spread = np.geomspace(max(lo, 1), hi, num=limit // 2)
+    far = np.clip(np.rint(spread), lo, hi).astype(np.int64)
+    return np.unique(np.concatenate([near, far, np.array([lo, hi], dtype=np.int64)]))

@@ -41,3 +41,11 @@ def test_never_wraps(sizes: list[int], t: int) -> None:
     got = float(fn({"I": np.array([i]), "J": np.array([j]), "K": np.array([k]), "T": np.array([t])})["y"][0])
     want = -(-(i * j * k) // t) + i * j
     assert got > 0 and abs(got - want) <= 1e-12 * want + 1
+
+
+def test_integers_beside_a_float_do_not_wrap_first() -> None:
+    """``I * J * x`` with ``x`` a float: numpy would form ``I * J`` in int64 first."""
+    fn = compile_vectorized({"y": SI * SJ * (SK / 2)}, ["I", "J", "K"])
+    n = 2**40
+    got = fn({"I": np.array([n]), "J": np.array([n]), "K": np.array([4])})["y"][0]
+    assert got == float(n) * n * 2

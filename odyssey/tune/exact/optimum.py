@@ -58,6 +58,7 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.expr import compile_vectorized
 from odyssey.model.design_model import RESOURCES, DesignModel
+from odyssey.tune.divisibility import sweep_values
 from odyssey.tune.exact.optimum_bounds import IntervalProgram
 from odyssey.tune.exact.optimum_boxes import (
     _Boxes,
@@ -206,6 +207,8 @@ class BranchAndBound:
     def __init__(self, model: DesignModel, *, leaf_points: int, batch: int, seed: int,
                  polish: bool = False, expand_at_least: int = 0) -> None:
         self.polish_incumbent = polish
+        #: when set (``time.perf_counter()`` seconds), seeding and polishing stop there too
+        self.deadline: float | None = None
         self.expand_at_least = expand_at_least
         self.elite = np.zeros((0, len(model.params)), dtype=np.int64)
         self.elite_lat = np.zeros(0)
@@ -296,6 +299,8 @@ class BranchAndBound:
             self.polished.add(key)
             point, value = coords.to_coords(row[None, :])[0], float(lat)
             for _ in range(_POLISH_PASSES):
+                if self._late():
+                    return
                 cand = self._neighbours(point)
                 lats = yield from self._ask(coords.to_params(cand))
                 if not len(lats) or not lats.min() < value:
@@ -309,7 +314,7 @@ class BranchAndBound:
         space = self.space
         rows = []
         for d in range(len(space.names)):
-            vals = np.arange(space.lower[d], space.upper[d] + 1)
+            vals = sweep_values(int(space.lower[d]), int(space.upper[d]), around=int(point[d]))
             cand = np.repeat(point[None, :], len(vals), axis=0)
             cand[:, d] = vals
             rows.append(cand)
@@ -323,10 +328,16 @@ class BranchAndBound:
         cand = _unique_rows(np.concatenate(rows), space.upper)
         return cand[space.legal(cand)]
 
+    def _late(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
     def _ask(self, pts: np.ndarray) -> Generator[np.ndarray | None, Any, np.ndarray]:
-        """Like :meth:`evaluate`, returning the latencies."""
-        out = []
+        """Like :meth:`evaluate`, returning the latencies (of the first rows only, when the
+        deadline passes before the last chunk)."""
+        out: list[np.ndarray] = []
         for start in range(0, len(pts), _ENUM_CHUNK):
+            if out and self._late():
+                break
             chunk = pts[start:start + _ENUM_CHUNK]
             lat = np.asarray((yield chunk), dtype=np.float64)
             self.points += len(chunk)
@@ -645,6 +656,7 @@ def find_optimum(
     deadline = None if time_limit_s is None else start + time_limit_s
     search = BranchAndBound(model, leaf_points=leaf_points, batch=batch, seed=seed, polish=True,
                             expand_at_least=_EXPAND_AT_LEAST)
+    search.deadline = deadline
     drive(search.seed_incumbent(seed_samples), search.exact_latency)
     drive(search.polish(), search.exact_latency)
     lower = drive(search.run(deadline), search.exact_latency)

@@ -138,8 +138,8 @@ def _tighten(b: _Boxes, space: _Space) -> tuple[_Boxes, np.ndarray]:
             lc, uc = space.param_lower[c], space.param_upper[c]
             lo[:, c] = _up(lo[:, c], m[:, c], -np.floor_divide(-lo[:, p], uc))
             hi[:, c] = _down(lo[:, c], m[:, c], np.minimum(hi[:, c], hi[:, p] // lc))
-            lo[:, p] = _up(lo[:, p], m[:, p], lo[:, c] * lc)
-            hi[:, p] = _down(lo[:, p], m[:, p], np.minimum(hi[:, p], hi[:, c] * uc))
+            lo[:, p] = _up(lo[:, p], m[:, p], _times(lo[:, c], lc))
+            hi[:, p] = _down(lo[:, p], m[:, p], np.minimum(hi[:, p], _times(hi[:, c], uc)))
         ok &= (lo[:, c] <= hi[:, c]) & (lo[:, p] <= hi[:, p])
         _few_parents(lo, hi, m, ok, space, c, p)
         # every common divisor g of the child's values divides the parent
@@ -221,6 +221,17 @@ def _first_multiple_in(lo: np.ndarray, m: np.ndarray, v: np.ndarray) -> np.ndarr
     inv = np.mod(s0, n)  # n = 1: 0
     t = np.mod(np.mod(-(lo // g), n) * inv, n)
     return lo + t * m
+
+
+#: above every parameter's range (sizes are at most 2**62): where a product of bounds
+#: saturates, so that it never wraps around in int64
+_SATURATED = 2**62 + 1
+
+
+def _times(a: np.ndarray, b: np.integer | int) -> np.ndarray:
+    """``a * b`` for non-negative bounds, saturated at ``_SATURATED``."""
+    big = a.astype(np.float64) * float(b) >= _SATURATED
+    return np.where(big, _SATURATED, a * np.where(big, 0, b))
 
 
 def _up(lo: np.ndarray, m: np.ndarray, floor: np.ndarray) -> np.ndarray:
