@@ -58,6 +58,7 @@ import numpy as np
 from odyssey.errors import TunerError
 from odyssey.expr import compile_vectorized
 from odyssey.model.design_model import RESOURCES, DesignModel
+from odyssey.tune.base import PROGRESS_INTERVAL_S
 from odyssey.tune.divisibility import sweep_values
 from odyssey.tune.exact.optimum_bounds import IntervalProgram
 from odyssey.tune.exact.optimum_boxes import (
@@ -75,7 +76,7 @@ from odyssey.tune.exact.optimum_boxes import (
 from odyssey.tune.exact.optimum_budget import monomial_budgets
 from odyssey.tune.exact.optimum_reach import Reach
 
-Status = Literal["optimal", "time_limit", "infeasible"]
+Status = Literal["optimal", "time_limit", "infeasible", "interrupted"]
 _OBJECTIVES = ("latency", *RESOURCES)
 #: the steps of a search: it yields parameter rows (legal tilings) to evaluate and is sent
 #: back their exact latencies (infinite when over budget), or yields ``None`` where its
@@ -87,6 +88,21 @@ _ENUM_CHUNK = 400_000  # points per exact evaluation call
 _EXPAND_AT_LEAST = 1024
 
 
+@dataclass(frozen=True, slots=True)
+class OptimumProgress:
+    """What :func:`find_optimum` reports to its ``progress`` callback: the phase
+    (``"seed"``, ``"polish"``, ``"bound"``), seconds since the start, the incumbent's
+    latency and the proven lower bound in cycles (``inf`` / 0 while there is none), the
+    tilings evaluated and the boxes bounded."""
+
+    phase: str
+    seconds: float
+    best_latency: float
+    lower_bound: float
+    points: int
+    regions: int
+
+
 @dataclass(frozen=True)
 class OptimumResult:
     """Outcome of :func:`find_optimum`.
@@ -94,7 +110,8 @@ class OptimumResult:
     ``status`` is ``"optimal"`` (``tiling`` is a global optimum, ``lower_bound_cycles ==
     latency_cycles``), ``"time_limit"`` (``tiling`` is the best found, possibly None; no
     tiling within the budget is faster than ``lower_bound_cycles``; ``gap`` is the relative
-    distance) or ``"infeasible"`` (no legal tiling fits the budget). Region counters: every
+    distance), ``"interrupted"`` (the same, at a Ctrl-C: see :func:`find_optimum`'s
+    ``interruptible``) or ``"infeasible"`` (no legal tiling fits the budget). Region counters: every
     box whose bounds were computed is *explored*; it is then *pruned* by its latency bound,
     by a resource bound (or the budget cut), or as *empty* (no legal tiling), *enumerated*,
     or split.
@@ -209,6 +226,9 @@ class BranchAndBound:
         self.polish_incumbent = polish
         #: when set (``time.perf_counter()`` seconds), seeding and polishing stop there too
         self.deadline: float | None = None
+        #: a proven lower bound on the optimal latency so far: the lowest bound of the open
+        #: boxes (or the incumbent) when :meth:`run` last took one; valid from then on
+        self.proven_lower = 0.0
         self.expand_at_least = expand_at_least
         self.elite = np.zeros((0, len(model.params)), dtype=np.int64)
         self.elite_lat = np.zeros(0)
@@ -568,6 +588,7 @@ class BranchAndBound:
         push((yield from self.classify(self.assess(root))))
         rounds = 0
         while heap:
+            self.proven_lower = max(self.proven_lower, min(self.best_lat, heap[0][0]))
             if heap[0][0] >= self.best_lat:
                 break
             if deadline is not None and time.perf_counter() > deadline:
@@ -620,11 +641,15 @@ def _unique_rows(rows: np.ndarray, upper: np.ndarray) -> np.ndarray:
 _T = TypeVar("_T")
 
 
-def drive(steps: Generator[np.ndarray | None, Any, _T], latency: Callable[[np.ndarray], np.ndarray]) -> _T:
-    """Run a search's steps to the end, answering each request with ``latency(rows)``."""
+def drive(steps: Generator[np.ndarray | None, Any, _T], latency: Callable[[np.ndarray], np.ndarray],
+          *, pause: Callable[[], None] | None = None) -> _T:
+    """Run a search's steps to the end, answering each request with ``latency(rows)``;
+    ``pause()``, when given, is called where the search pauses (it yields ``None``)."""
     try:
         request = next(steps)
         while True:
+            if request is None and pause is not None:
+                pause()
             request = steps.send(None if request is None else latency(request))
     except StopIteration as stop:
         return stop.value
@@ -641,11 +666,16 @@ def _smallest_prime_factor(q: np.ndarray) -> np.ndarray:
 def find_optimum(
     model: DesignModel, *, time_limit_s: float | None = None, seed: int = 0,
     leaf_points: int = 512, batch: int = 4096, seed_samples: int = 2_000,
+    interruptible: bool = False, progress: Callable[[OptimumProgress], None] | None = None,
 ) -> OptimumResult:
     """The tiling of ``model`` with the lowest latency among those within the resource
     budget, with a proof of optimality (see the module docstring), or the best found and
     the remaining gap when ``time_limit_s`` runs out. ``seed`` drives the random seeding
-    of the incumbent only: the optimum's latency does not depend on it."""
+    of the incumbent only: the optimum's latency does not depend on it. With
+    ``interruptible``, a KeyboardInterrupt (Ctrl-C) ends the search with status
+    ``"interrupted"``, the best tiling so far and the lower bound proven so far; without
+    it (a caller running several searches, which must stop them all), it propagates.
+    ``progress`` hears of the search at its start and then every ``PROGRESS_INTERVAL_S``."""
     if time_limit_s is not None and not time_limit_s > 0:
         raise TunerError(f"`time_limit_s` must be positive, got {time_limit_s!r}")
     if leaf_points < 1:
@@ -657,18 +687,43 @@ def find_optimum(
     search = BranchAndBound(model, leaf_points=leaf_points, batch=batch, seed=seed, polish=True,
                             expand_at_least=_EXPAND_AT_LEAST)
     search.deadline = deadline
-    drive(search.seed_incumbent(seed_samples), search.exact_latency)
-    drive(search.polish(), search.exact_latency)
-    lower = drive(search.run(deadline), search.exact_latency)
+    phase, last = "seed", -math.inf
+
+    def tick() -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if progress is not None and now - last >= PROGRESS_INTERVAL_S:
+            last = now
+            progress(OptimumProgress(phase, now - start, search.best_lat, search.proven_lower,
+                                     search.points, search.explored))
+
+    def latency(rows: np.ndarray) -> np.ndarray:
+        tick()
+        return search.exact_latency(rows)
+
+    try:
+        tick()
+        drive(search.seed_incumbent(seed_samples), latency)
+        phase = "polish"
+        drive(search.polish(), latency)
+        phase = "bound"
+        lower = drive(search.run(deadline), latency, pause=tick)
+    except KeyboardInterrupt:
+        if not interruptible:
+            raise
+        lower = min(search.best_lat, search.proven_lower)
+        return _result(model, search, lower, time.perf_counter() - start, interrupted=True)
     return _result(model, search, lower, time.perf_counter() - start)
 
 
-def _result(model: DesignModel, s: BranchAndBound, lower: float, seconds: float) -> OptimumResult:
-    finished = lower >= s.best_lat
+def _result(model: DesignModel, s: BranchAndBound, lower: float, seconds: float, *,
+            interrupted: bool = False) -> OptimumResult:
+    finished = lower >= s.best_lat and not (interrupted and s.best is None)
+    stopped: Status = "interrupted" if interrupted else "time_limit"
     if s.best is None:
-        status: Status = "infeasible" if finished else "time_limit"
+        status: Status = "infeasible" if finished else stopped
     else:
-        status = "optimal" if finished else "time_limit"
+        status = "optimal" if finished else stopped
     tiling = None
     lat = gops = dsp = bram = uram = math.inf
     if s.best is not None:
@@ -692,7 +747,8 @@ def _result(model: DesignModel, s: BranchAndBound, lower: float, seconds: float)
     elif status == "infeasible":
         proof = f"No legal tiling fits the budget: {boxes}."
     else:
-        proof = (f"Time limit: the best tiling found takes {lat:,.0f} cycles and none within the "
+        why = "Interrupted" if interrupted else "Time limit"
+        proof = (f"{why}: the best tiling found takes {lat:,.0f} cycles and none within the "
                  f"budget is faster than {lower:,.0f} cycles (gap {100 * gap:.2f}%); so far {boxes}.")
     return OptimumResult(
         design_id=model.design_id, status=status, tiling=tiling, latency_cycles=lat,
