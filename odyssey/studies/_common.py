@@ -19,6 +19,7 @@ from odyssey.mapping.space import Design, KernelSpace, analyse
 from odyssey.model import DesignModel, build_model
 from odyssey.model.report import model_record
 from odyssey.platforms import Platform
+from odyssey.runtime import deferred_interrupt
 from odyssey.studies.study import StudyContext
 from odyssey.tune.engine import Engine, Task, run_tasks
 from odyssey.tune.exact.best import FALLBACK_SAMPLES, best_tiling
@@ -120,7 +121,9 @@ def iter_optima(ctx: StudyContext, ks: KernelSpace, designs: Iterable[Design], *
                 time_limit_s: float | None = None) -> Iterator[Optimum]:
     """Per design, in order and one at a time: its model (``variant``) and the exact optimum
     of that model (:func:`optimum_point`, seed ``ctx.seed``) with accurate-model metrics.
-    Lazy, so a study can do its own work and report progress after each design. On a
+    Lazy, so a study can do its own work and report progress after each design. Ctrl-C
+    ends the iteration (setting ``ctx.stop``) with the designs finished: during a search at
+    once, during the caller's work on a design once that work is done. On a
     distributed ``ctx.engine`` every design's optimum is a task (:func:`optimum_task`), all
     of them run first, then the designs come in order with their models built here."""
     if ctx.engine is not None and ctx.engine.distributed:
@@ -128,11 +131,18 @@ def iter_optima(ctx: StudyContext, ks: KernelSpace, designs: Iterable[Design], *
                                      variant=variant, time_limit_s=time_limit_s)
         return
     for d in designs:
-        model = build_model(ks, d, platform=platform, variant=variant)
-        accurate = model if variant == "accurate" else build_model(ks, d, platform=platform)
-        point, opt = optimum_point(d, model, time_limit_s=time_limit_s, seed=ctx.seed,
-                                   accurate=accurate)
-        yield d, model, point, opt
+        if ctx.stop.is_set():
+            return
+        try:
+            model = build_model(ks, d, platform=platform, variant=variant)
+            accurate = model if variant == "accurate" else build_model(ks, d, platform=platform)
+            point, opt = optimum_point(d, model, time_limit_s=time_limit_s, seed=ctx.seed,
+                                       accurate=accurate)
+        except KeyboardInterrupt:  # the designs before this one make the study's result
+            ctx.stop.set()
+            return
+        with deferred_interrupt(ctx.stop):  # the caller's work on this design finishes
+            yield d, model, point, opt
 
 
 def optimum_task(src: KernelSource, design_id: str, platform: Platform, variant: str,

@@ -23,3 +23,18 @@ def test_optimum_prints_and_writes_its_best_tiling_and_gap(tmp_path: Path) -> No
     assert rec["status"] == "interrupted" and rec["tiling"] is not None
     lat, low = rec["latency_cycles"], rec["lower_bound_cycles"]
     assert 0 <= low <= lat and abs(rec["gap"] - (lat - low) / lat) < 1e-9
+
+
+def test_study_keeps_the_designs_it_finished(tmp_path: Path) -> None:
+    out = tmp_path / "div"
+    run = interrupt_after(["study", "divisor-only", "--out", str(out)], tmp_path,
+                          when="[divisor-only", then_s=0.0)  # after design 1 of 18
+    assert run.returncode == 130, run.stderr
+    assert "interrupted; the results of the designs that finished" in run.stderr
+    assert "Traceback" not in run.stderr and "best full-space throughput" in run.stdout
+    rec = json.loads((out / "study.json").read_text())
+    assert rec["settings"]["interrupted"] is True
+    rows = (out / "divisor-only.csv").read_text().splitlines()[1:]
+    assert 2 <= len(rows) < 36 and len(rows) % 2 == 0  # full and divisor-only per finished design
+    assert (out / "divisor_only.png").is_file()
+    assert "Interrupted (Ctrl-C)" in (out / "README.md").read_text()

@@ -17,12 +17,15 @@ FALLBACK_SAMPLES = 20_000
 def best_tiling(model: DesignModel, *, time_limit_s: float | None, seed: int = 0,
                 fallback_samples: int = FALLBACK_SAMPLES
                 ) -> tuple[dict[str, int] | None, float, str, OptimumResult]:
-    """The optimum's search: ``(tiling, latency, status, branch-and-bound result)``."""
+    """The optimum's search: ``(tiling, latency, status, branch-and-bound result)``. Ctrl-C
+    raises KeyboardInterrupt, also during the fallback tuner's run."""
     opt = find_optimum(model, time_limit_s=time_limit_s, seed=seed)
     tiling = dict(opt.tiling) if opt.tiling is not None else None
     status, latency = str(opt.status), opt.latency_cycles
     if opt.status == "time_limit" and fallback_samples > 0:
         res = run_tuner(make_tuner("odyssey", model, seed=seed), model, samples=fallback_samples)
+        if res.stop_reason == "interrupted":  # run_tuner keeps its result; our caller stops
+            raise KeyboardInterrupt
         if res.best is not None and res.best.latency_cycles < latency:
             tiling, latency = dict(res.best.tiling), res.best.latency_cycles
             status += "+tuner"
