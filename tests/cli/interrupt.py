@@ -27,9 +27,10 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def interrupt_after(argv: list[str], cwd: Path, *, when: str, then_s: float = 0.0,
+def interrupt_after(argv: list[str], cwd: Path, *, when: str | tuple[str, ...], then_s: float = 0.0,
                     limit_s: float = 120.0) -> Interrupted:
-    """Run ``odyssey argv``; once a line of standard error starts with ``when``, wait
+    """Run ``odyssey argv``; once a line of standard error starts with ``when`` (or one of
+    them), wait
     ``then_s`` seconds and send SIGINT (as Ctrl-C: to the process group)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(

@@ -38,3 +38,20 @@ def test_study_keeps_the_designs_it_finished(tmp_path: Path) -> None:
     assert 2 <= len(rows) < 36 and len(rows) % 2 == 0  # full and divisor-only per finished design
     assert (out / "divisor_only.png").is_file()
     assert "Interrupted (Ctrl-C)" in (out / "README.md").read_text()
+
+
+def test_transfer_reports_and_keeps_every_finished_shape(tmp_path: Path) -> None:
+    history = tmp_path / "h.json"
+    run = interrupt_after(["network", "vgg16", "--transfer", "--design", "oh-ohw.ipq", "--time",
+                           "2.5", "--history", str(history)], tmp_path,
+                          when=("with transfer: shape", "from scratch: shape 2/"))
+    assert run.returncode == 130, run.stderr
+    assert "Traceback" not in run.stderr
+    last = [ln for ln in run.stderr.splitlines() if ": shape " in ln][-1]
+    shape = int(last.split(": shape ")[1].split("/")[0])
+    scratch, transfer = (shape, shape - 1) if last.startswith("with transfer") else (shape - 1,) * 2
+    assert (f"shapes finished: {scratch} from scratch, {transfer} with transfer; the "
+            f"{transfer} finished in both are compared") in run.stderr, run.stderr
+    shapes = json.loads(history.read_text())["shapes"]
+    assert len(shapes) == scratch >= 1  # the scratch run's shape is kept too
+    assert f"history: {scratch} shapes added" in run.stdout
