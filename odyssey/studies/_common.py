@@ -130,19 +130,20 @@ def iter_optima(ctx: StudyContext, ks: KernelSpace, designs: Iterable[Design], *
         yield from _optima_on_engine(ctx, ctx.engine, ks, list(designs), platform=platform,
                                      variant=variant, time_limit_s=time_limit_s)
         return
-    for d in designs:
-        if ctx.stop.is_set():
-            return
-        try:
+    try:
+        for d in designs:
+            if ctx.stop.is_set():
+                return
             model = build_model(ks, d, platform=platform, variant=variant)
             accurate = model if variant == "accurate" else build_model(ks, d, platform=platform)
             point, opt = optimum_point(d, model, time_limit_s=time_limit_s, seed=ctx.seed,
                                        accurate=accurate)
-        except KeyboardInterrupt:  # the designs before this one make the study's result
-            ctx.stop.set()
-            return
-        with deferred_interrupt(ctx.stop):  # the caller's work on this design finishes
-            yield d, model, point, opt
+            with deferred_interrupt(ctx.stop):  # the caller's work on this design finishes
+                yield d, model, point, opt
+    except KeyboardInterrupt:
+        # in a search (the designs before it make the study's result), or a Ctrl-C during the
+        # caller's work that Python delivers only once the default handler is back
+        ctx.stop.set()
 
 
 def optimum_task(src: KernelSource, design_id: str, platform: Platform, variant: str,

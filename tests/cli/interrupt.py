@@ -29,7 +29,7 @@ def _default_sigint() -> None:
 
 def interrupt_after(argv: list[str], cwd: Path, *, when: str | tuple[str, ...], then_s: float = 0.0,
                     limit_s: float = 120.0) -> Interrupted:
-    """Run ``odyssey argv``; once a line of standard error starts with ``when`` (or one of
+    """Run ``odyssey argv``; once a line of standard error contains ``when`` (or one of
     them), wait
     ``then_s`` seconds and send SIGINT (as Ctrl-C: to the process group)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -38,11 +38,12 @@ def interrupt_after(argv: list[str], cwd: Path, *, when: str | tuple[str, ...], 
         stderr=subprocess.PIPE, text=True, env=env, cwd=cwd, start_new_session=True,
         preexec_fn=_default_sigint)
     assert proc.stderr is not None
+    whens = (when,) if isinstance(when, str) else when
     err: list[str] = []
     deadline = time.monotonic() + limit_s
     for line in proc.stderr:
         err.append(line)
-        if line.startswith(when) or time.monotonic() > deadline:
+        if any(w in line for w in whens) or time.monotonic() > deadline:
             break
     time.sleep(then_s)
     sent = time.monotonic()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli.interrupt import ROOT, interrupt_after
 
 MM = str(ROOT / "kernels" / "mm.c")
@@ -55,3 +57,25 @@ def test_transfer_reports_and_keeps_every_finished_shape(tmp_path: Path) -> None
     shapes = json.loads(history.read_text())["shapes"]
     assert len(shapes) == scratch >= 1  # the scratch run's shape is kept too
     assert f"history: {scratch} shapes added" in run.stdout
+
+
+def test_shared_array_answers_ctrl_c_at_once(tmp_path: Path) -> None:
+    """It ignored SIGINT (the optimum's fallback tuner swallowed it) and was silent."""
+    run = interrupt_after(["network", "vgg16", "--shared-array"], tmp_path,
+                          when="[shared array", then_s=4.0)
+    assert run.returncode == 130, run.stderr
+    assert run.answered_s < 2.0, run.answered_s
+    assert "per-layer optimum 1/9" in run.stderr and "Traceback" not in run.stderr
+    assert "interrupted before any design's shared array was found" in run.stderr
+
+
+@pytest.mark.slow
+def test_shared_array_keeps_the_designs_it_finished(tmp_path: Path) -> None:
+    """About 3 minutes: one design's nine per-layer optima, then the second design's start."""
+    out = tmp_path / "sa.json"
+    run = interrupt_after(["network", "vgg16", "--shared-array", "--time", "0.3", "--samples", "3",
+                           "--json", str(out)], tmp_path, when="] design 2/10", limit_s=1200)
+    assert run.returncode == 130, run.stderr
+    assert "the shared arrays of the 1 design(s) finished are above" in run.stderr
+    assert "o-ohw.ipq" in run.stdout
+    assert len(json.loads(out.read_text())["arrays"]) == 1
