@@ -55,3 +55,17 @@ def test_sizes_up_to_2_to_the_62_keep_budget_and_memory(command: str, exp: int, 
     out, seconds, kb = _sized(command, 2**exp, 5.0, tmp_path)
     assert seconds < 5.0 * 1.1 + 1.0 + 2.0, out
     assert kb < 1_000_000, kb
+
+
+def test_memory_error_is_an_error_not_a_bug(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from odyssey.cli import design_cmds, main
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError("Unable to allocate 32.0 GiB for an array")
+
+    monkeypatch.setattr(design_cmds, "_cmd_designs", exhausted)
+    rc = main(["designs", "mm"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "out of memory (Unable to allocate 32.0 GiB" in err
+    assert "internal error" not in err
