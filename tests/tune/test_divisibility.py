@@ -84,3 +84,17 @@ def test_breakpoints_at_2_to_the_48_are_closed_form() -> None:
         assert p == 0 or p < t
         assert q == 0 or q >= t
     assert nxt[-1] == 0 and prev[-1] == n + 1  # beyond n: floor(n/T) = 0 from n + 1 on
+
+
+def test_search_space_samples_roots_log_uniformly_beyond_the_sweep_limit() -> None:
+    from odyssey.model.design_model import ParamSpec
+    from odyssey.tune.space import SearchSpace
+
+    n = 2**60
+    space = SearchSpace([ParamSpec("T_i1", "i", "array_part", 1, n, None),
+                         ParamSpec("T_i2", "i", "latency", 1, 32, "T_i1")])
+    g = space.sample(np.random.default_rng(0), 2000)
+    assert all(space.is_legal(row) for row in g.tolist())
+    # log-uniform: about half the roots below 2**30 (uniform: a 2**-30 chance each)
+    assert 0.4 < float(np.mean(g[:, 0] < 2**30)) < 0.6
+    assert space.legal_divisors(1, 2**59 * 3) == (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
