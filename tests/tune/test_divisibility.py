@@ -7,6 +7,7 @@ import math
 import time
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -98,3 +99,29 @@ def test_search_space_samples_roots_log_uniformly_beyond_the_sweep_limit() -> No
     # log-uniform: about half the roots below 2**30 (uniform: a 2**-30 chance each)
     assert 0.4 < float(np.mean(g[:, 0] < 2**30)) < 0.6
     assert space.legal_divisors(1, 2**59 * 3) == (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+
+
+def test_pareto_grid_of_a_huge_space_is_estimated_not_listed() -> None:
+    from odyssey.errors import TunerError
+    from odyssey.model.design_model import ParamSpec
+    from odyssey.tune.pareto.enumeration import TilingGrid, neighbours
+    from odyssey.tune.space import SearchSpace
+
+    def space(n: int) -> SearchSpace:
+        return SearchSpace([ParamSpec("T_i1", "i", "array_part", 1, n, None),
+                            ParamSpec("T_i2", "i", "latency", 1, 8, "T_i1")])
+
+    small = TilingGrid(space(4096))
+    assert small.listed and small.exact_size
+    # the estimate's method on a small space, where the exact count is known
+    from odyssey.tune.pareto.enumeration import _estimate
+    est = _estimate(small.space, small.space.chains[0])
+    assert abs(est - small.size) < 0.15 * small.size
+    huge = TilingGrid(space(2**40))
+    assert not huge.listed and not huge.exact_size and huge.size > 2**40
+    with pytest.raises(TunerError, match="too many to enumerate"):
+        huge.block(0, 10)
+    g = (3 * 2**30, 4)
+    moves = neighbours(huge, g)
+    assert 0 < len(moves) <= 2**15 and all(huge.space.is_legal(m) for m in moves.tolist())
+    assert all((m[0] == g[0]) != (m[1] == g[1]) for m in moves.tolist())  # one factor moved
