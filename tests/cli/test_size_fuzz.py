@@ -76,7 +76,7 @@ def _peak_kb() -> int:
 def test_sizes_fast() -> None:
     before = _peak_kb()
     for seed in range(4):
-        _case(seed, 0.5, searches=seed == 0)
+        _case(seed, 1.0, searches=seed == 0)
     assert _peak_kb() - before < 1_000_000
 
 
