@@ -220,16 +220,13 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     platform = load_platform(args.platform)
     model = build_model(ks, design, platform=platform, variant="accurate")
     line = ProgressLine()
-    shown = False
 
     def report(p: OptimumProgress) -> None:
-        nonlocal shown
         best = "none yet" if not math.isfinite(p.best_latency) else f"{p.best_latency:,.0f} cycles"
         gap = (f", gap {100 * (p.best_latency - p.lower_bound) / p.best_latency:.2f}%"
                if math.isfinite(p.best_latency) and p.lower_bound > 0 else "")
         line(f"{design.id}: {p.phase}, {p.seconds:.0f} s, best {best}{gap}, {p.points:,} tilings, "
-             f"{p.regions:,} regions", force=not shown)
-        shown = True
+             f"{p.regions:,} regions")
 
     try:
         r = find_optimum(model, time_limit_s=args.time, seed=args.seed, interruptible=True,

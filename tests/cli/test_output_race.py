@@ -32,3 +32,14 @@ def test_json_written_meanwhile_by_another_run_is_noted(
     monkeypatch.setattr(_output, "emit_text", real)
     assert main(["designs", "mm", "--json", str(out)]) == 0
     assert "another run" not in capsys.readouterr().err
+
+
+def test_progress_line_in_a_log_shows_the_first_line_at_once(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from odyssey.cli._common import ProgressLine
+
+    line = ProgressLine(every=60.0, live=False)
+    line("first")
+    line("second")  # within the minute: not printed
+    line("third", force=True)
+    assert capsys.readouterr().err.splitlines() == ["first", "third"]
