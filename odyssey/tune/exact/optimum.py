@@ -51,7 +51,7 @@ import math
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -75,8 +75,8 @@ from odyssey.tune.exact.optimum_boxes import (
 )
 from odyssey.tune.exact.optimum_budget import monomial_budgets
 from odyssey.tune.exact.optimum_reach import Reach
+from odyssey.tune.exact.optimum_result import OptimumProgress, OptimumResult, Status
 
-Status = Literal["optimal", "time_limit", "infeasible", "interrupted"]
 _OBJECTIVES = ("latency", *RESOURCES)
 #: the steps of a search: it yields parameter rows (legal tilings) to evaluate and is sent
 #: back their exact latencies (infinite when over budget), or yields ``None`` where its
@@ -86,81 +86,6 @@ _ENUM_CHUNK = 400_000  # points per exact evaluation call
 #: boxes split per step of find_optimum's best-first loop, at least (the chunks of the
 #: lowest bounds, merged): strong branching bounds ~10x as many children in one batch
 _EXPAND_AT_LEAST = 1024
-
-
-@dataclass(frozen=True, slots=True)
-class OptimumProgress:
-    """What :func:`find_optimum` reports to its ``progress`` callback: the phase
-    (``"seed"``, ``"polish"``, ``"bound"``), seconds since the start, the incumbent's
-    latency and the proven lower bound in cycles (``inf`` / 0 while there is none), the
-    tilings evaluated and the boxes bounded."""
-
-    phase: str
-    seconds: float
-    best_latency: float
-    lower_bound: float
-    points: int
-    regions: int
-
-
-@dataclass(frozen=True)
-class OptimumResult:
-    """Outcome of :func:`find_optimum`.
-
-    ``status`` is ``"optimal"`` (``tiling`` is a global optimum, ``lower_bound_cycles ==
-    latency_cycles``), ``"time_limit"`` (``tiling`` is the best found, possibly None; no
-    tiling within the budget is faster than ``lower_bound_cycles``; ``gap`` is the relative
-    distance), ``"interrupted"`` (the same, at a Ctrl-C: see :func:`find_optimum`'s
-    ``interruptible``) or ``"infeasible"`` (no legal tiling fits the budget). Region counters: every
-    box whose bounds were computed is *explored*; it is then *pruned* by its latency bound,
-    by a resource bound (or the budget cut), or as *empty* (no legal tiling), *enumerated*,
-    or split.
-    """
-
-    design_id: str
-    status: Status
-    tiling: Mapping[str, int] | None
-    latency_cycles: float
-    throughput_gops: float
-    dsp: float
-    bram18k: float
-    uram: float
-    lower_bound_cycles: float
-    gap: float
-    seconds: float
-    points_evaluated: int
-    regions_explored: int
-    regions_pruned_bound: int
-    regions_pruned_resources: int
-    regions_empty: int
-    regions_enumerated: int
-    bound_evaluations: int  # boxes bounded, including the trial splits of strong branching
-    proof: str
-
-    @property
-    def regions_pruned(self) -> dict[str, int]:
-        return {"bound": self.regions_pruned_bound, "resources": self.regions_pruned_resources,
-                "empty": self.regions_empty}
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain-data record (what ``odyssey optimum --json`` writes)."""
-        return {
-            "design": self.design_id, "status": self.status,
-            "tiling": dict(self.tiling) if self.tiling is not None else None,
-            "latency_cycles": _finite(self.latency_cycles), "throughput_gops": self.throughput_gops,
-            "dsp": self.dsp, "bram18k": self.bram18k, "uram": self.uram,
-            "lower_bound_cycles": _finite(self.lower_bound_cycles), "gap": _finite(self.gap),
-            "seconds": self.seconds, "points_evaluated": self.points_evaluated,
-            "regions_explored": self.regions_explored, "regions_pruned": self.regions_pruned,
-            "regions_enumerated": self.regions_enumerated,
-            "bound_evaluations": self.bound_evaluations, "proof": self.proof,
-        }
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
-
 _BEAM = 64  # boxes followed by a dive
 #: strong branching: after ``_WARMUP`` splits, only the ``_TRIALS`` coordinates that gave the
 #: best split most often so far (among those a box can split) are tried
