@@ -93,6 +93,8 @@ from odyssey.tune.exact.optimum_interval import (
 from odyssey.tune.exact.optimum_rewrite import match_mod, tile_count
 
 Array = np.ndarray
+#: a parameter bound or constant from which integer arithmetic is no longer taken as exact
+_EXACT_MAGNITUDE = float(2**16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,11 +408,21 @@ class IntervalProgram:
     def compute_breakpoints(self, lower: Sequence[int], upper: Sequence[int]) -> None:
         """Tile-group boundaries of every parameter, as :class:`TileBreaks` (closed forms,
         never a list as long as the parameter's range: ``lower``/``upper`` bound the boxes
-        that ask, so they need not restrict the breakpoints)."""
-        del lower, upper
+        that ask, so they need not restrict the breakpoints).
+
+        Also where the integer sums and products stop being exact: with a parameter bound or
+        a constant of ``_EXACT_MAGNITUDE`` or more, products of a few of them pass 2**52,
+        where float64 rounds to nearest; every operation then rounds outward (``_clean``),
+        so the bounds stay sound at any size (at the bundled sizes nothing changes)."""
+        del lower
         for d, sources in self._break_sources.items():
             if d >= 0:
                 self.breakpoints[d] = TileBreaks.of(sources)
+        consts = [abs(float(ins.value)) for ins in self._instrs
+                  if ins.kind == "const" and np.isfinite(ins.value)]
+        if self._exact and max([*map(float, upper), *consts], default=0.0) >= _EXACT_MAGNITUDE:
+            self._exact = frozenset()
+            self._tape = [self._compile(i, ins) for i, ins in enumerate(self._instrs)]
 
     # ---------------------------------------------------------------- evaluate
 
