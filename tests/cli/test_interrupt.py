@@ -79,3 +79,22 @@ def test_shared_array_keeps_the_designs_it_finished(tmp_path: Path) -> None:
     assert "the shared arrays of the 1 design(s) finished are above" in run.stderr
     assert "o-ohw.ipq" in run.stdout
     assert len(json.loads(out.read_text())["arrays"]) == 1
+
+
+def test_a_study_tells_of_a_long_optimum_search_every_5_s() -> None:
+    import math
+
+    from odyssey.platforms import load_platform
+    from odyssey.studies._common import _every
+    from odyssey.studies.registry import get_study
+    from odyssey.studies.study import StudyContext
+    from odyssey.tune.exact.optimum import OptimumProgress
+
+    said: list[str] = []
+    ctx = StudyContext(preset=get_study("divisor-only").preset("quick"),
+                       platform=load_platform("u250"), say=said.append)
+    tell = _every(ctx, "ij-ij.k")
+    for t in (0.0, 2.0, 5.5, 7.0, 10.6):
+        tell(OptimumProgress("bound", t, math.inf if t < 5 else 1e6, 0.0, 10, 2))
+    assert said == ["ij-ij.k: optimum search 6 s (bound), best 1,000,000 cycles",
+                    "ij-ij.k: optimum search 11 s (bound), best 1,000,000 cycles"]

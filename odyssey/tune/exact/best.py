@@ -4,10 +4,11 @@ the branch and bound reaches its time limit."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from odyssey.model import DesignModel
 from odyssey.tune.base import run_tuner
-from odyssey.tune.exact.optimum import OptimumResult, find_optimum
+from odyssey.tune.exact.optimum import OptimumProgress, OptimumResult, find_optimum
 from odyssey.tune.registry import make_tuner
 
 #: samples of the tuner run when the branch and bound stops at its time limit
@@ -15,11 +16,13 @@ FALLBACK_SAMPLES = 20_000
 
 
 def best_tiling(model: DesignModel, *, time_limit_s: float | None, seed: int = 0,
-                fallback_samples: int = FALLBACK_SAMPLES
+                fallback_samples: int = FALLBACK_SAMPLES,
+                progress: Callable[[OptimumProgress], None] | None = None,
                 ) -> tuple[dict[str, int] | None, float, str, OptimumResult]:
     """The optimum's search: ``(tiling, latency, status, branch-and-bound result)``. Ctrl-C
-    raises KeyboardInterrupt, also during the fallback tuner's run."""
-    opt = find_optimum(model, time_limit_s=time_limit_s, seed=seed)
+    raises KeyboardInterrupt, also during the fallback tuner's run. ``progress`` hears of
+    the branch and bound (:func:`find_optimum`)."""
+    opt = find_optimum(model, time_limit_s=time_limit_s, seed=seed, progress=progress)
     tiling = dict(opt.tiling) if opt.tiling is not None else None
     status, latency = str(opt.status), opt.latency_cycles
     if opt.status == "time_limit" and fallback_samples > 0:
