@@ -14,11 +14,18 @@ last one, holds).
 
 Only the `odyssey` command and its local Dask workers call it: a program that imports
 odyssey as a library keeps its own collector settings.
+
+:func:`deferred_interrupt` turns Ctrl-C into a flag for a while (the studies keep every
+design they finished: :func:`odyssey.studies._common.iter_optima`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import signal
+import threading
+from collections.abc import Iterator
 
 #: (generation 0, 1, 2) thresholds set by :func:`tune_gc`; CPython's default is (700, 10, 10)
 GC_THRESHOLDS = (10_000, 10, 100)
@@ -27,3 +34,20 @@ GC_THRESHOLDS = (10_000, 10, 100)
 def tune_gc() -> None:
     """Set the collector's thresholds to :data:`GC_THRESHOLDS` (idempotent)."""
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+@contextlib.contextmanager
+def deferred_interrupt(flag: threading.Event) -> Iterator[threading.Event]:
+    """While inside, Ctrl-C (SIGINT) sets ``flag`` instead of raising KeyboardInterrupt, so
+    the code inside finishes what it does (a study tabulating a design whose optimum is
+    found) and the caller stops at its next check of ``flag``. Only in the main thread and
+    where SIGINT has Python's default handler; elsewhere nothing changes."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield flag
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: flag.set())
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -79,6 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("odyssey: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except MemoryError as exc:  # a limit of the machine (or of `ulimit -v`), not a bug
+        detail = f" ({str(exc).splitlines()[0]})" if str(exc) else ""
+        print(f"odyssey: error: out of memory{detail}; give smaller sizes or budgets, or run it "
+              "where more memory is available", file=sys.stderr)
+        return EXIT_ERROR
     except Exception as exc:
         if args.debug:
             raise

@@ -116,13 +116,13 @@ PROGRESS_EVERY_S = 5.0
 
 class ProgressLine:
     """A progress line on standard error: rewritten in place on a terminal; elsewhere (a
-    log, a pipe) printed as a new line at most every ``every`` seconds, so a long search is
-    never silent and a log never floods."""
+    log, a pipe) printed as a new line at once, then at most every ``every`` seconds, so a
+    long search is never silent (its first line comes as it starts) and a log never floods."""
 
     def __init__(self, every: float | None = None, live: bool | None = None) -> None:
         self.live = sys.stderr.isatty() if live is None else live
         self.every = PROGRESS_EVERY_S if every is None else every
-        self._last = time.perf_counter()
+        self._last = -math.inf
         self._shown = False
 
     def __call__(self, text: str, *, force: bool = False) -> None:

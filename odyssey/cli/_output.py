@@ -30,6 +30,8 @@ FAILED: list[str] = []
 
 #: the real standard output, while ``--json -`` sends the report to standard error
 _JSON_STREAM: list[TextIO] = []
+#: each output file's modification time and size when the command started (None: absent)
+_STARTED: dict[Path, tuple[int, int] | None] = {}
 
 
 def add_json(parser: Any, what: str) -> None:
@@ -59,6 +61,7 @@ def check_outputs(args: argparse.Namespace) -> None:
     """Validate every output the command declared, before it does any work."""
     from odyssey.fsutil import check_dir_target, check_file_target
 
+    _STARTED.clear()
     for dest, kind in getattr(args, "outputs", ()):
         value = getattr(args, dest, None)
         if value is None or (dest == "json" and value == "-"):
@@ -66,6 +69,7 @@ def check_outputs(args: argparse.Namespace) -> None:
         option = _option(dest)
         if kind in ("file", "history"):
             check_file_target(value, option)
+            _STARTED[Path(value).resolve()] = _stamp(Path(value))
         elif kind == "design":
             check_dir_target(value, option, replaceable=_is_design)
         elif kind == "study":
@@ -126,11 +130,26 @@ def emit_json(target: str | None, doc: Any, option: str = "--json") -> None:
     emit_text(target, text, option)
 
 
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """The file's modification time and size, None if it does not exist."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 def emit_text(target: str | Path, text: str, option: str) -> None:
-    """Write ``text`` to the file ``target`` atomically, or to a fallback file."""
+    """Write ``text`` to the file ``target`` atomically, or to a fallback file. A target
+    that changed since the command started (another run wrote it) is replaced all the same,
+    with a note saying so."""
     from odyssey.fsutil import write_text_atomically
 
     path = Path(target)
+    seen = _STARTED.get(path.resolve(), _stamp(path))
+    if _stamp(path) != seen:
+        print(f"odyssey: note: {option} {path} was written by another run while this one ran; "
+              "it now holds this run's result", file=sys.stderr)
     try:
         write_text_atomically(path, text)
     except OSError as exc:

@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 from odyssey.cli._common import table
 from odyssey.cli._output import emit_json
+from odyssey.errors import OdysseyError
 
 
 def run_shared_array(args: argparse.Namespace) -> int:
     from odyssey.cli._network_input import load_network_arg
-    from odyssey.network.shared_array import shared_array
+    from odyssey.network.shared_array import iter_shared_arrays
     from odyssey.platforms import load_platform
-    from odyssey.studies.shared_array_study import layer_peaks, shared_array_record
 
     network = load_network_arg(args.network, args.input_shape)
     platform = load_platform(args.platform)
@@ -24,10 +25,34 @@ def run_shared_array(args: argparse.Namespace) -> int:
         print(f"[shared array {time.perf_counter() - start:5.0f} s] {msg}", file=sys.stderr, flush=True)
 
     designs = None if args.design == "all" else [args.design]
-    arrays = shared_array(network, kernel=args.kernel, platform=platform, designs=designs,
-                          layer_time_s=args.time if args.time is not None else 3.0,
-                          configs=args.samples if args.samples is not None else 40,
-                          seed=args.seed, say=say)
+    arrays = []
+    interrupted = False
+    try:  # Ctrl-C: the designs finished are reported
+        for a in iter_shared_arrays(network, kernel=args.kernel, platform=platform,
+                                    designs=designs,
+                                    layer_time_s=args.time if args.time is not None else 3.0,
+                                    configs=args.samples if args.samples is not None else 40,
+                                    seed=args.seed, say=say):
+            arrays.append(a)
+    except KeyboardInterrupt:
+        interrupted = True
+    if not arrays:
+        if not interrupted:
+            raise OdysseyError(f"{network.name}: no design to build a shared array of")
+        print("odyssey: interrupted before any design's shared array was found", file=sys.stderr)
+        return 130
+    arrays.sort(key=lambda r: -r.throughput_gops)
+    code = _print_arrays(args, network, platform, arrays)
+    if interrupted:
+        print(f"odyssey: interrupted; the shared arrays of the {len(arrays)} design(s) finished "
+              "are above", file=sys.stderr)
+        return 130
+    return code
+
+
+def _print_arrays(args: argparse.Namespace, network: Any, platform: Any, arrays: list[Any]) -> int:
+    from odyssey.studies.shared_array_study import layer_peaks, shared_array_record
+
     peaks = layer_peaks(arrays)
     top = arrays[0]
     ideal = sum(lay.count * peaks[lay.label] for lay in top.layers)

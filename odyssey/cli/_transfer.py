@@ -44,7 +44,7 @@ def run_transfer(args: argparse.Namespace) -> int:
     finally:
         line.clear()
     scratch, transfer = runs
-    c = compare(scratch, transfer, quality=QUALITY)
+    c = compare(scratch, transfer, quality=QUALITY)  # the shapes both runs finished
     rows = [["layers", "kind", "sizes", "from", "scratch GOP/s", "transfer GOP/s",
              "scratch samples", "transfer samples", "scratch s", "transfer s"]]
     for s in c.shapes:
@@ -59,6 +59,25 @@ def run_transfer(args: argparse.Namespace) -> int:
     print(f"time to reach {QUALITY:.0%} of the from-scratch result of each shape (from "
           "scratch: the designs searched one after another; transfer: seeds from, and design "
           "order of, the nearest tuned shapes, then a race of the designs)")
+    if not c.shapes:
+        print("no shape was finished by both runs: nothing to compare")
+    else:
+        _print_comparison(c, rows)
+    print(f"whole runs: {scratch.seconds:.1f} s from scratch, {transfer.seconds:.1f} s with "
+          "transfer")
+    emit_json(args.json, comparison_record(c, scratch, transfer))
+    _save_history(args.history, history_doc, transfer, also=scratch)
+    interrupted = scratch.interrupted or transfer.interrupted
+    if interrupted:
+        print(f"odyssey: interrupted; shapes finished: {len(scratch.shapes)} from scratch, "
+              f"{len(transfer.shapes)} with transfer; the {len(c.shapes)} finished in both are "
+              "compared", file=sys.stderr)
+    return 130 if interrupted else 0
+
+
+def _print_comparison(c: Any, rows: list[list[str]]) -> None:
+    from odyssey.network.transfer_report import QUALITY
+
     print(table(rows))
     print(f"total to {QUALITY:.0%}: {c.scratch_samples:,} samples / {c.scratch_seconds:.1f} s "
           f"from scratch, {c.transfer_samples:,} samples / {c.transfer_seconds:.1f} s with "
@@ -66,15 +85,6 @@ def run_transfer(args: argparse.Namespace) -> int:
           "time")
     if c.unreached:
         print(f"not reached with transfer (charged the whole search): {', '.join(c.unreached)}")
-    print(f"whole runs: {scratch.seconds:.1f} s from scratch, {transfer.seconds:.1f} s with "
-          "transfer")
-    emit_json(args.json, comparison_record(c, scratch, transfer))
-    _save_history(args.history, history_doc, transfer)
-    interrupted = scratch.interrupted or transfer.interrupted
-    if interrupted:
-        print("odyssey: interrupted; the shapes finished in both runs are compared",
-              file=sys.stderr)
-    return 130 if interrupted else 0
 
 
 def _transfer_only(args: argparse.Namespace, network: Any, platform: Any, time_s: float | None,
@@ -117,12 +127,16 @@ def _load_history(path: str | None) -> tuple[Any, Any]:
     return doc, history_sources(doc, origin=path)
 
 
-def _save_history(path: str | None, old: Any, run: Any) -> None:
+def _save_history(path: str | None, old: Any, run: Any, *, also: Any = None) -> None:
     """Add ``run``'s shapes to ``old``, the record read from ``--history`` at the start, and
-    write it there (whole, then renamed into place)."""
+    write it there (whole, then renamed into place). The shapes of ``also`` (the from-scratch
+    run) that ``run`` did not finish (it was interrupted) are added too: they were tuned."""
     from odyssey.network.transfer_history import merge_history
 
     if path is None:
         return
-    emit_text(path, json.dumps(merge_history(old, run)) + "\n", "--history")
-    print(f"history: {len(run.shapes)} shapes added to {path}")
+    mine = {s.index for s in run.shapes}
+    extra = [s for s in (also.shapes if also is not None else ()) if s.index not in mine]
+    doc = merge_history(old, also) if extra else old
+    emit_text(path, json.dumps(merge_history(doc, run)) + "\n", "--history")
+    print(f"history: {len(run.shapes) + len(extra)} shapes added to {path}")

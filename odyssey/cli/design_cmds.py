@@ -101,12 +101,14 @@ def _cmd_csim(args: argparse.Namespace) -> int:
                           "status": res.status, "message": res.message,
                           "compile_seconds": round(res.compile_seconds, 3),
                           "run_seconds": round(res.run_seconds, 3)})
+    # a failure (the compiler's included) goes to standard error with its output, exit 2
+    report = sys.stdout if res.passed else sys.stderr
     print(f"{d}: {res.status}: {res.message} ({res.mode}; compile {res.compile_seconds:.1f} s, "
-          f"run {res.run_seconds:.2f} s; headers {res.headers})")
+          f"run {res.run_seconds:.2f} s; headers {res.headers})", file=report)
     if not res.passed and res.status not in ("pass", "timeout"):
         tail = (res.stderr or res.stdout).strip().splitlines()[-20:]
         for line in tail:
-            print("  " + line)
+            print("  " + line, file=sys.stderr)
     return 0 if res.passed else 2
 
 

@@ -64,6 +64,10 @@ def _cmd_study(args: argparse.Namespace) -> int:
         import json
 
         emit_json(args.json, json.loads((path / "study.json").read_text()))
+    if ctx.stop.is_set():
+        print("odyssey: interrupted; the results of the designs that finished are above and "
+              f"in {path}/", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -215,17 +216,30 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
     from odyssey.platforms import at_clock, load_platform
-    from odyssey.tune.exact.optimum import find_optimum
+    from odyssey.tune.exact.optimum import OptimumProgress, find_optimum
 
     ks = analyse(load_scop(args.kernel, defines(args.define)), max_dim=3)
     design = ks.design(args.design)
     platform = at_clock(load_platform(args.platform), args.clock)
     model = build_model(ks, design, platform=platform, variant="accurate")
-    r = find_optimum(model, time_limit_s=args.time, seed=args.seed)
+    line = ProgressLine()
+
+    def report(p: OptimumProgress) -> None:
+        best = "none yet" if not math.isfinite(p.best_latency) else f"{p.best_latency:,.0f} cycles"
+        gap = (f", gap {100 * (p.best_latency - p.lower_bound) / p.best_latency:.2f}%"
+               if math.isfinite(p.best_latency) and p.lower_bound > 0 else "")
+        line(f"{design.id}: {p.phase}, {p.seconds:.0f} s, best {best}{gap}, {p.points:,} tilings, "
+             f"{p.regions:,} regions")
+
+    try:
+        r = find_optimum(model, time_limit_s=args.time, seed=args.seed, interruptible=True,
+                         progress=report)
+    finally:
+        line.clear()
     print(f"design {design.id} ({design.dataflow} {design.ordering}) on {platform.name}, "
           f"{model.variant} model: {r.status.replace('_', ' ')}")
     if r.tiling is None:
-        print("no feasible tiling found" if r.status == "time_limit" else "no legal tiling fits the budget")
+        print("no legal tiling fits the budget" if r.status == "infeasible" else "no feasible tiling found")
     else:
         print(f"tiling: {', '.join(f'{k}={v}' for k, v in r.tiling.items())}")
         print(f"latency: {r.latency_cycles:,.0f} cycles = "
@@ -235,7 +249,7 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
             cap = model.budget[res]
             print(f"{res:8s} {used:10,.0f}: {share(used, cap, 'usable')} ({cap:,.0f}), "
                   f"{share(used, getattr(platform.resources, res), 'device')}")
-    if r.status == "time_limit":
+    if r.status in ("time_limit", "interrupted"):
         print(f"no tiling is faster than {r.lower_bound_cycles:,.0f} cycles (gap {100 * r.gap:.2f}%)")
     print(f"search: {r.seconds:.1f} s, {r.points_evaluated:,} tilings evaluated, "
           f"{r.regions_explored:,} regions bounded ({r.regions_pruned_bound:,} pruned by the latency "
@@ -245,6 +259,10 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     emit_json(args.json, {"kernel": str(args.kernel), "platform": platform.name,
                           "variant": model.variant, "dataflow": design.dataflow,
                           "ordering": design.ordering, **r.to_json()})
+    if r.status == "interrupted":
+        print("odyssey: interrupted; the best tiling so far and the gap proven so far are above",
+              file=sys.stderr)
+        return 130
     return 2 if r.status == "infeasible" else 0
 
 

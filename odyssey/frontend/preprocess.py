@@ -20,6 +20,11 @@ from pathlib import Path
 
 from odyssey.errors import KernelParseError, UnknownSizeError
 
+#: the largest size parameter: products of two sizes stay exact in 64-bit integers only
+#: when each is small, and isl's integers and the models' int64 arithmetic are checked
+#: below this bound (``docs/architecture.md``, "Front end")
+MAX_SIZE = 2**62
+
 _SIZE_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+\(?\s*(-?\d+)\s*\)?\s*(//.*|/\*.*\*/\s*)?$")
 _SYS_INCLUDE = re.compile(r"^\s*#\s*include\s*<[^>]*>")
 
@@ -73,6 +78,10 @@ def _apply_defines(path: Path, sizes: dict[str, int], defines: Mapping[str, str]
                 f"{path}: -D {name}={value}: a size must be a positive integer, e.g. "
                 f"-D {name}={sizes[name] if sizes[name] > 0 else 64}"
             )
+        if number > MAX_SIZE:
+            raise KernelParseError(
+                f"{path}: -D {name}={value}: a size must be at most 2**62 = {MAX_SIZE:,}; "
+                f"{name} = {number:,} is beyond what odyssey computes exactly")
         sizes[name] = number
 
 
@@ -97,18 +106,23 @@ def preprocess(path: Path, source: str, defines: Mapping[str, str]) -> Preproces
                 f"{path}:{where[name]}: size parameter {name} is {value}; sizes must be positive "
                 f"integers: fix the #define or give -D {name}=VALUE"
             )
+        if value > MAX_SIZE:
+            raise KernelParseError(
+                f"{path}:{where[name]}: size parameter {name} is {value:,}; sizes must be at most "
+                f"2**62 = {MAX_SIZE:,}: fix the #define or give -D {name}=VALUE")
     args = [f"-D{name}={name}" for name in sizes]
     with tempfile.TemporaryDirectory(prefix="odyssey-cpp-") as tmp:
         prelude = Path(tmp) / "odyssey_prelude.h"
-        prelude.write_text(_PRELUDE)
+        prelude.write_text(_PRELUDE, encoding="utf-8")
         src = Path(tmp) / "kernel.c"
-        src.write_text(f'#line 1 "{path}"\n' + "\n".join(lines) + "\n")
+        src.write_text(f'#line 1 "{path}"\n' + "\n".join(lines) + "\n", encoding="utf-8")
         cmd = [
             *_cpp_command(), "-nostdinc", "-undef", "-std=c99", "-include", str(prelude),
             f"-I{path.parent}", *args, str(src),
         ]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+            proc = subprocess.run(cmd, capture_output=True, encoding="utf-8",
+                                  errors="replace", timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise KernelParseError(f"{path}: the C preprocessor failed to run: {exc}") from None
     if proc.returncode != 0:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -298,25 +298,34 @@ def _restricted(base: DesignModel, hw: Mapping[str, int], sizes: Mapping[str, in
                        dataclasses.replace(plat, usable_fraction=frac), ops=base.ops)
 
 
+#: seconds between two progress messages of the array search
+_SAY_EVERY_S = 5.0
+
+
 def search_design(kernel: Path, design_id: str, shapes: list[_Shape], platform: Platform, *,
                   layer_time_s: float, configs: int, seed: int,
                   say: Callable[[str], None] = lambda _m: None) -> SharedArray:
     """The best shared array of ``design_id`` for ``shapes`` (see the module docstring)."""
     start = time.perf_counter()
     d = _Design(kernel, design_id, [dataclasses.replace(s) for s in shapes], platform)
-    for s in d.shapes:
+    for k, s in enumerate(d.shapes, 1):
+        say(f"{d.id}: per-layer optimum {k}/{len(d.shapes)} ({s.label})")
         _, own_design, m = d.model(s.sizes, own=True)
         s.own_tiling, s.own, s.own_status, _ = best_tiling(m, time_limit_s=layer_time_s, seed=seed)
         if own_design.simd_loop != d.design.simd_loop:  # not a candidate array as it is
             s.own_tiling = None
-    say(f"{d.id}: per-layer optima done")
+    say(f"{d.id}: per-layer optima done; searching {configs} arrays")
     rng = np.random.default_rng(seed)
     pool: dict[tuple[tuple[str, int], ...], float] = {}
     for s in d.shapes:
         if s.own_tiling is not None:
             hw = d.repair(dict(s.own_tiling))
             pool[_key(hw)] = d.score(hw)
+    told = time.perf_counter()
     while d.evaluated < configs and pool:
+        if time.perf_counter() - told >= _SAY_EVERY_S:
+            told = time.perf_counter()
+            say(f"{d.id}: {d.evaluated}/{configs} arrays, best {min(pool.values()):,.0f} cycles")
         ranked = sorted(pool, key=lambda k: pool[k])[:8]
         parent = dict(ranked[int(rng.integers(len(ranked)))])
         child = d.mutate(parent, rng)
@@ -331,6 +340,7 @@ def search_design(kernel: Path, design_id: str, shapes: list[_Shape], platform: 
     hw = dict(best_key)
     _, dsp, bram = d.hardware(hw)
     layers = []
+    say(f"{d.id}: best array found; each layer's tiling on it")
     for s in d.shapes:
         lat, tiling, sizes = d.layer_best(hw, dsp, bram, s)
         _, _, m = d.model(sizes)
@@ -370,10 +380,22 @@ def shared_array(network: Network, *, kernel: str | Path, platform: Platform,
                  say: Callable[[str], None] = lambda _m: None) -> list[SharedArray]:
     """The best shared array of every design in ``designs`` (default: the dataflows with
     ordering ``<[o,h,w],[i,p,q]>``) for ``network``'s conv and pointwise layers, best first."""
+    out = list(iter_shared_arrays(network, kernel=kernel, platform=platform, designs=designs,
+                                  layer_time_s=layer_time_s, configs=configs, seed=seed, say=say))
+    return sorted(out, key=lambda r: -r.throughput_gops)
+
+
+def iter_shared_arrays(network: Network, *, kernel: str | Path, platform: Platform,
+                       designs: Sequence[str] | None = None, layer_time_s: float = 2.0,
+                       configs: int = 60, seed: int = 0,
+                       say: Callable[[str], None] = lambda _m: None) -> Iterator[SharedArray]:
+    """:func:`shared_array`'s arrays one design at a time, in the order of ``designs``: a
+    caller interrupted (Ctrl-C) between two keeps the designs finished."""
     shapes = network_shapes(network)
     if designs is None:
         ks = analyse(load_scop(Path(kernel), {k: str(v) for k, v in shapes[0].sizes.items()}))
         designs = [d.id for d in ks.designs if d.id.endswith(DEFAULT_SUFFIX)]
-    out = [search_design(Path(kernel), did, shapes, platform, layer_time_s=layer_time_s,
-                         configs=configs, seed=seed, say=say) for did in designs]
-    return sorted(out, key=lambda r: -r.throughput_gops)
+    for n, did in enumerate(designs, 1):
+        say(f"design {n}/{len(designs)} {did}")
+        yield search_design(Path(kernel), did, shapes, platform, layer_time_s=layer_time_s,
+                            configs=configs, seed=seed, say=say)

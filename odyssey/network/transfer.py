@@ -355,7 +355,8 @@ def tune_together(
 
     ``samples``/``time_s`` are per design and shape. ``progress[k]`` is called with a
     :class:`TransferProgress` before each stretch of search of run ``k``. A
-    KeyboardInterrupt ends the runs with the shapes every run finished.
+    KeyboardInterrupt ends the runs, each with the shapes it finished (the run whose turn it
+    was has one fewer than those before it; a comparison takes the shapes in both).
     """
     if samples is None and time_s is None:
         raise NetworkError("tune_layers needs a budget: samples, time_s, or both")
@@ -376,10 +377,9 @@ def tune_together(
                 spent[k] += time.perf_counter() - begin
     except KeyboardInterrupt:
         interrupted = True
-    n = min(len(r) for r in runs)
     return [TransferRun(network, m.transfer, m.transfer and m.order_designs,
                         m.transfer and m.racing, method, m.seed, samples, time_s,
-                        tuple(r[:n]), interrupted, t, tuple(history) if m.transfer else ())
+                        tuple(r), interrupted, t, tuple(history) if m.transfer else ())
             for m, r, t in zip(modes, runs, spent, strict=True)]
 
 

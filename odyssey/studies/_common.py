@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from odyssey.codegen.tiling import make_tiling
@@ -19,10 +19,11 @@ from odyssey.mapping.space import Design, KernelSpace, analyse
 from odyssey.model import DesignModel, build_model
 from odyssey.model.report import model_record
 from odyssey.platforms import Platform
+from odyssey.runtime import deferred_interrupt
 from odyssey.studies.study import StudyContext
 from odyssey.tune.engine import Engine, Task, run_tasks
 from odyssey.tune.exact.best import FALLBACK_SAMPLES, best_tiling
-from odyssey.tune.exact.optimum import OptimumResult
+from odyssey.tune.exact.optimum import OptimumProgress, OptimumResult
 from odyssey.tune.tasks import KernelSource, design_model
 from odyssey.tune.tasks import kernel_space as kernel_source_space
 
@@ -98,7 +99,9 @@ def evaluate_point(design: Design, model: DesignModel, tiling: Mapping[str, int]
 
 def optimum_point(design: Design, model: DesignModel, *, time_limit_s: float | None,
                   seed: int = 0, accurate: DesignModel | None = None,
-                  fallback_samples: int = FALLBACK_SAMPLES) -> tuple[Point, OptimumResult]:
+                  fallback_samples: int = FALLBACK_SAMPLES,
+                  progress: Callable[[OptimumProgress], None] | None = None,
+                  ) -> tuple[Point, OptimumResult]:
     """The exact optimum of ``model``, evaluated with ``accurate`` (default ``model``).
 
     When the branch and bound stops at ``time_limit_s``, the Odyssey tuner also runs
@@ -107,7 +110,8 @@ def optimum_point(design: Design, model: DesignModel, *, time_limit_s: float | N
     proven lower bound (``+tuner`` when the tuner's tiling is kept)."""
     start = time.perf_counter()
     tiling, _latency, status, opt = best_tiling(model, time_limit_s=time_limit_s, seed=seed,
-                                                fallback_samples=fallback_samples)
+                                                fallback_samples=fallback_samples,
+                                                progress=progress)
     return evaluate_point(design, model, tiling, status=status,
                           seconds=time.perf_counter() - start, accurate=accurate), opt
 
@@ -120,19 +124,46 @@ def iter_optima(ctx: StudyContext, ks: KernelSpace, designs: Iterable[Design], *
                 time_limit_s: float | None = None) -> Iterator[Optimum]:
     """Per design, in order and one at a time: its model (``variant``) and the exact optimum
     of that model (:func:`optimum_point`, seed ``ctx.seed``) with accurate-model metrics.
-    Lazy, so a study can do its own work and report progress after each design. On a
+    Lazy, so a study can do its own work and report progress after each design. Ctrl-C
+    ends the iteration (setting ``ctx.stop``) with the designs finished: during a search at
+    once, during the caller's work on a design once that work is done. On a
     distributed ``ctx.engine`` every design's optimum is a task (:func:`optimum_task`), all
     of them run first, then the designs come in order with their models built here."""
     if ctx.engine is not None and ctx.engine.distributed:
         yield from _optima_on_engine(ctx, ctx.engine, ks, list(designs), platform=platform,
                                      variant=variant, time_limit_s=time_limit_s)
         return
-    for d in designs:
-        model = build_model(ks, d, platform=platform, variant=variant)
-        accurate = model if variant == "accurate" else build_model(ks, d, platform=platform)
-        point, opt = optimum_point(d, model, time_limit_s=time_limit_s, seed=ctx.seed,
-                                   accurate=accurate)
-        yield d, model, point, opt
+    try:
+        for d in designs:
+            if ctx.stop.is_set():
+                return
+            model = build_model(ks, d, platform=platform, variant=variant)
+            accurate = model if variant == "accurate" else build_model(ks, d, platform=platform)
+            point, opt = optimum_point(d, model, time_limit_s=time_limit_s, seed=ctx.seed,
+                                       accurate=accurate, progress=_every(ctx, d.id))
+            with deferred_interrupt(ctx.stop):  # the caller's work on this design finishes
+                yield d, model, point, opt
+    except KeyboardInterrupt:
+        # in a search (the designs before it make the study's result), or a Ctrl-C during the
+        # caller's work that Python delivers only once the default handler is back
+        ctx.stop.set()
+
+
+#: seconds between two progress messages of one design's optimum search in a study
+_SAY_EVERY_S = 5.0
+
+
+def _every(ctx: StudyContext, design_id: str) -> Callable[[OptimumProgress], None]:
+    """A progress callback of one optimum search that tells ``ctx.say`` every
+    ``_SAY_EVERY_S`` seconds (a design can take minutes)."""
+    last = [0.0]
+
+    def say(p: OptimumProgress) -> None:
+        if p.seconds - last[0] >= _SAY_EVERY_S:
+            last[0] = p.seconds
+            best = f"{p.best_latency:,.0f} cycles" if math.isfinite(p.best_latency) else "none yet"
+            ctx.say(f"{design_id}: optimum search {p.seconds:.0f} s ({p.phase}), best {best}")
+    return say
 
 
 def optimum_task(src: KernelSource, design_id: str, platform: Platform, variant: str,

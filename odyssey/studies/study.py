@@ -16,6 +16,7 @@ few seconds, run by the tests). The registry of every study is
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -112,6 +113,9 @@ class StudyContext:
     say: Callable[[str], None] = lambda _msg: None
     kernels: Path | None = None  # folder of mm.c, cnn.c; default ./kernels, else the repo's
     engine: Engine | None = None  # where per-design optima run (odyssey.tune.engine)
+    #: set by a Ctrl-C: the per-design loops stop (:func:`odyssey.studies._common.iter_optima`)
+    #: and the study's result is made of the designs that finished
+    stop: threading.Event = field(default_factory=threading.Event)
 
     def kernel(self, name: str) -> Path:
         """Path of a bundled kernel (``mm.c``, ``cnn.c``)."""
@@ -177,13 +181,23 @@ class Study:
         if ctx.time_s is not None and not (ctx.time_s > 0 and math.isfinite(ctx.time_s)):
             raise StudyError(f"`time_s` must be a positive number of seconds, got {ctx.time_s!r}")
         start = time.perf_counter()
-        result = self.run(ctx)
+        try:
+            result = self.run(ctx)
+        except Exception:
+            if ctx.stop.is_set():  # what finished before Ctrl-C makes no result of this study
+                raise KeyboardInterrupt from None
+            raise
         paper = {p.key: p for p in self.paper_values}
         heads = tuple(_with_paper(h, paper.get(h.key)) for h in result.headlines)
+        notes, settings = result.notes, result.settings
+        if ctx.stop.is_set():
+            notes = ("Interrupted (Ctrl-C): the results of the designs that finished before it "
+                     "only.", *notes)
+            settings = {**settings, "interrupted": True}
         return StudyResult(
             study=result.study, preset=result.preset, platform=result.platform, seed=result.seed,
             table=result.table, headlines=heads, plots=result.plots, tables=result.tables,
-            notes=result.notes, seconds=time.perf_counter() - start, settings=result.settings)
+            notes=notes, seconds=time.perf_counter() - start, settings=settings)
 
 
 def _with_paper(h: Headline, p: PaperValue | None) -> Headline:

@@ -21,31 +21,19 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.model.design_model import ParamSpec
+from odyssey.tune.divisibility import SWEEP_LIMIT, divisors
 
 Genome = tuple[int, ...]
 
+#: (column, value) pairs whose legal divisors a space remembers
+_LEGAL_DIVS_KEPT = 1 << 16
 
-@lru_cache(maxsize=65536)
-def divisors(n: int) -> tuple[int, ...]:
-    """The positive divisors of ``n >= 1`` in increasing order (cached per integer)."""
-    if n < 1:
-        raise TunerError(f"divisors: n must be a positive integer, got {n!r}")
-    small: list[int] = []
-    large: list[int] = []
-    d = 1
-    while d * d <= n:
-        if n % d == 0:
-            small.append(d)
-            if d * d != n:
-                large.append(n // d)
-        d += 1
-    return tuple(small + large[::-1])
+__all__ = ["Chain", "Genome", "SearchSpace", "divisors"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,12 +128,22 @@ class SearchSpace:
     # ------------------------------------------------------------------ legality
 
     def legal_divisors(self, col: int, parent_value: int) -> tuple[int, ...]:
-        """Values column ``col`` may take under an enclosing factor ``parent_value``."""
+        """Values column ``col`` may take under an enclosing factor ``parent_value``: by
+        trial division over the column's range when it is short (a SIMD factor of at most
+        32 under a factor of 2**60), else from the factorization of ``parent_value``.
+        Remembered for the last ``_LEGAL_DIVS_KEPT`` pairs (a search at a large size asks
+        about millions of distinct values)."""
         key = (col, parent_value)
         got = self._legal_divs.get(key)
         if got is None:
-            lo, hi = self.lower[col], self.upper[col]
-            got = tuple(d for d in divisors(parent_value) if lo <= d <= hi)
+            lo, hi = self.lower[col], min(self.upper[col], parent_value)
+            if hi - lo < SWEEP_LIMIT:
+                cand = np.arange(lo, hi + 1, dtype=np.int64)
+                got = tuple(int(d) for d in cand[parent_value % cand == 0])
+            else:
+                got = tuple(d for d in divisors(parent_value) if lo <= d <= hi)
+            if len(self._legal_divs) >= _LEGAL_DIVS_KEPT:
+                self._legal_divs.clear()
             self._legal_divs[key] = got
         return got
 
@@ -165,9 +163,10 @@ class SearchSpace:
         """``n`` legal genomes as an ``(n, dim)`` int64 array.
 
         Roots are uniform in ``[lower, upper]`` (non-divisors of the extent
-        included); every other factor is a uniformly chosen legal divisor of its
-        enclosing factor. A root value with no legal divisor for its child is
-        drawn again.
+        included), log-uniform when the range holds more than ``SWEEP_LIMIT`` values
+        (at 2**40 a uniform root is almost never within the resource budget); every
+        other factor is a uniformly chosen legal divisor of its enclosing factor. A
+        root value with no legal divisor for its child is drawn again.
         """
         out = np.empty((n, self.dim), dtype=np.int64)
         if n == 0:
@@ -175,10 +174,18 @@ class SearchSpace:
         u = rng.random((n, self.dim))
         for ch in self.chains:
             root = ch.columns[0]
-            vals = rng.integers(self.lower[root], self.upper[root] + 1, size=n)
+            vals = self._roots(rng, root, n)
             for r in range(n):
                 out[r, root] = self._sample_chain(ch, int(vals[r]), out[r], u[r], rng)
         return out
+
+    def _roots(self, rng: np.random.Generator, root: int, n: int) -> np.ndarray:
+        """``n`` values of root column ``root``: see :meth:`sample`."""
+        lo, hi = self.lower[root], self.upper[root]
+        if hi - lo < SWEEP_LIMIT:
+            return rng.integers(lo, hi + 1, size=n)
+        u = rng.uniform(np.log(lo), np.log(hi + 1.0), size=n)
+        return np.clip(np.floor(np.exp(u)), lo, hi).astype(np.int64)
 
     def _sample_chain(
         self, ch: Chain, root_value: int, row: np.ndarray, u: np.ndarray, rng: np.random.Generator
@@ -196,7 +203,7 @@ class SearchSpace:
                 row[col] = value
             if ok:
                 return root_value
-            root_value = int(rng.integers(self.lower[root], self.upper[root] + 1))
+            root_value = int(self._roots(rng, root, 1)[0])
             u = rng.random(self.dim)
         raise TunerError(
             f"no legal values found for the factors of loop {ch.loop}: check the bounds of "

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from odyssey.errors import KernelParseError
 from odyssey.frontend.cparse import parse_kernel
+from odyssey.frontend.source import read_source
 from odyssey.mapping.space import KernelSpace, analyse
 from odyssey.model import build_model
 from odyssey.model.design_model import DesignModel
@@ -46,11 +46,7 @@ class KernelSource:
     def read(cls, path: str | Path, defines: Mapping[str, str] | None, *,
              max_dim: int) -> KernelSource:
         p = Path(path)
-        try:
-            text = p.read_text()
-        except OSError as exc:
-            raise KernelParseError(f"{p}: cannot read the kernel file: {exc.strerror}") from None
-        return cls(str(p), text, tuple(sorted((defines or {}).items())), max_dim)
+        return cls(str(p), read_source(p), tuple(sorted((defines or {}).items())), max_dim)
 
     @classmethod
     def of(cls, space: KernelSpace) -> KernelSource:

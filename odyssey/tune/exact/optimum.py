@@ -51,13 +51,15 @@ import math
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.expr import compile_vectorized
 from odyssey.model.design_model import RESOURCES, DesignModel
+from odyssey.tune.base import PROGRESS_INTERVAL_S
+from odyssey.tune.divisibility import sweep_values
 from odyssey.tune.exact.optimum_bounds import IntervalProgram
 from odyssey.tune.exact.optimum_boxes import (
     _Boxes,
@@ -73,8 +75,8 @@ from odyssey.tune.exact.optimum_boxes import (
 )
 from odyssey.tune.exact.optimum_budget import model_budgets
 from odyssey.tune.exact.optimum_reach import Reach
+from odyssey.tune.exact.optimum_result import OptimumProgress, OptimumResult, Status
 
-Status = Literal["optimal", "time_limit", "infeasible"]
 _OBJECTIVES = ("latency", *RESOURCES)
 #: the steps of a search: it yields parameter rows (legal tilings) to evaluate and is sent
 #: back their exact latencies (infinite when over budget), or yields ``None`` where its
@@ -84,67 +86,6 @@ _ENUM_CHUNK = 400_000  # points per exact evaluation call
 #: boxes split per step of find_optimum's best-first loop, at least (the chunks of the
 #: lowest bounds, merged): strong branching bounds ~10x as many children in one batch
 _EXPAND_AT_LEAST = 1024
-
-
-@dataclass(frozen=True)
-class OptimumResult:
-    """Outcome of :func:`find_optimum`.
-
-    ``status`` is ``"optimal"`` (``tiling`` is a global optimum, ``lower_bound_cycles ==
-    latency_cycles``), ``"time_limit"`` (``tiling`` is the best found, possibly None; no
-    tiling within the budget is faster than ``lower_bound_cycles``; ``gap`` is the relative
-    distance) or ``"infeasible"`` (no legal tiling fits the budget). Region counters: every
-    box whose bounds were computed is *explored*; it is then *pruned* by its latency bound,
-    by a resource bound (or the budget cut), or as *empty* (no legal tiling), *enumerated*,
-    or split.
-    """
-
-    design_id: str
-    status: Status
-    tiling: Mapping[str, int] | None
-    latency_cycles: float
-    throughput_gops: float
-    dsp: float
-    bram18k: float
-    uram: float
-    lower_bound_cycles: float
-    gap: float
-    seconds: float
-    points_evaluated: int
-    regions_explored: int
-    regions_pruned_bound: int
-    regions_pruned_resources: int
-    regions_empty: int
-    regions_enumerated: int
-    bound_evaluations: int  # boxes bounded, including the trial splits of strong branching
-    proof: str
-    lut: float = math.nan
-    ff: float = math.nan
-
-    @property
-    def regions_pruned(self) -> dict[str, int]:
-        return {"bound": self.regions_pruned_bound, "resources": self.regions_pruned_resources,
-                "empty": self.regions_empty}
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain-data record (what ``odyssey optimum --json`` writes)."""
-        return {
-            "design": self.design_id, "status": self.status,
-            "tiling": dict(self.tiling) if self.tiling is not None else None,
-            "latency_cycles": _finite(self.latency_cycles), "throughput_gops": self.throughput_gops,
-            "dsp": self.dsp, "lut": self.lut, "ff": self.ff, "bram18k": self.bram18k, "uram": self.uram,
-            "lower_bound_cycles": _finite(self.lower_bound_cycles), "gap": _finite(self.gap),
-            "seconds": self.seconds, "points_evaluated": self.points_evaluated,
-            "regions_explored": self.regions_explored, "regions_pruned": self.regions_pruned,
-            "regions_enumerated": self.regions_enumerated,
-            "bound_evaluations": self.bound_evaluations, "proof": self.proof,
-        }
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
-
 _BEAM = 64  # boxes followed by a dive
 #: strong branching: after ``_WARMUP`` splits, only the ``_TRIALS`` coordinates that gave the
 #: best split most often so far (among those a box can split) are tried
@@ -208,6 +149,11 @@ class BranchAndBound:
     def __init__(self, model: DesignModel, *, leaf_points: int, batch: int, seed: int,
                  polish: bool = False, expand_at_least: int = 0) -> None:
         self.polish_incumbent = polish
+        #: when set (``time.perf_counter()`` seconds), seeding and polishing stop there too
+        self.deadline: float | None = None
+        #: a proven lower bound on the optimal latency so far: the lowest bound of the open
+        #: boxes (or the incumbent) when :meth:`run` last took one; valid from then on
+        self.proven_lower = 0.0
         self.expand_at_least = expand_at_least
         self.elite = np.zeros((0, len(model.params)), dtype=np.int64)
         self.elite_lat = np.zeros(0)
@@ -298,6 +244,8 @@ class BranchAndBound:
             self.polished.add(key)
             point, value = coords.to_coords(row[None, :])[0], float(lat)
             for _ in range(_POLISH_PASSES):
+                if self._late():
+                    return
                 cand = self._neighbours(point)
                 lats = yield from self._ask(coords.to_params(cand))
                 if not len(lats) or not lats.min() < value:
@@ -311,7 +259,7 @@ class BranchAndBound:
         space = self.space
         rows = []
         for d in range(len(space.names)):
-            vals = np.arange(space.lower[d], space.upper[d] + 1)
+            vals = sweep_values(int(space.lower[d]), int(space.upper[d]), around=int(point[d]))
             cand = np.repeat(point[None, :], len(vals), axis=0)
             cand[:, d] = vals
             rows.append(cand)
@@ -325,10 +273,16 @@ class BranchAndBound:
         cand = _unique_rows(np.concatenate(rows), space.upper)
         return cand[space.legal(cand)]
 
+    def _late(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
     def _ask(self, pts: np.ndarray) -> Generator[np.ndarray | None, Any, np.ndarray]:
-        """Like :meth:`evaluate`, returning the latencies."""
-        out = []
+        """Like :meth:`evaluate`, returning the latencies (of the first rows only, when the
+        deadline passes before the last chunk)."""
+        out: list[np.ndarray] = []
         for start in range(0, len(pts), _ENUM_CHUNK):
+            if out and self._late():
+                break
             chunk = pts[start:start + _ENUM_CHUNK]
             lat = np.asarray((yield chunk), dtype=np.float64)
             self.points += len(chunk)
@@ -559,6 +513,7 @@ class BranchAndBound:
         push((yield from self.classify(self.assess(root))))
         rounds = 0
         while heap:
+            self.proven_lower = max(self.proven_lower, min(self.best_lat, heap[0][0]))
             if heap[0][0] >= self.best_lat:
                 break
             if deadline is not None and time.perf_counter() > deadline:
@@ -611,11 +566,15 @@ def _unique_rows(rows: np.ndarray, upper: np.ndarray) -> np.ndarray:
 _T = TypeVar("_T")
 
 
-def drive(steps: Generator[np.ndarray | None, Any, _T], latency: Callable[[np.ndarray], np.ndarray]) -> _T:
-    """Run a search's steps to the end, answering each request with ``latency(rows)``."""
+def drive(steps: Generator[np.ndarray | None, Any, _T], latency: Callable[[np.ndarray], np.ndarray],
+          *, pause: Callable[[], None] | None = None) -> _T:
+    """Run a search's steps to the end, answering each request with ``latency(rows)``;
+    ``pause()``, when given, is called where the search pauses (it yields ``None``)."""
     try:
         request = next(steps)
         while True:
+            if request is None and pause is not None:
+                pause()
             request = steps.send(None if request is None else latency(request))
     except StopIteration as stop:
         return stop.value
@@ -632,11 +591,16 @@ def _smallest_prime_factor(q: np.ndarray) -> np.ndarray:
 def find_optimum(
     model: DesignModel, *, time_limit_s: float | None = None, seed: int = 0,
     leaf_points: int = 512, batch: int = 4096, seed_samples: int = 2_000,
+    interruptible: bool = False, progress: Callable[[OptimumProgress], None] | None = None,
 ) -> OptimumResult:
     """The tiling of ``model`` with the lowest latency among those within the resource
     budget, with a proof of optimality (see the module docstring), or the best found and
     the remaining gap when ``time_limit_s`` runs out. ``seed`` drives the random seeding
-    of the incumbent only: the optimum's latency does not depend on it."""
+    of the incumbent only: the optimum's latency does not depend on it. With
+    ``interruptible``, a KeyboardInterrupt (Ctrl-C) ends the search with status
+    ``"interrupted"``, the best tiling so far and the lower bound proven so far; without
+    it (a caller running several searches, which must stop them all), it propagates.
+    ``progress`` hears of the search at its start and then every ``PROGRESS_INTERVAL_S``."""
     if time_limit_s is not None and not time_limit_s > 0:
         raise TunerError(f"`time_limit_s` must be positive, got {time_limit_s!r}")
     if leaf_points < 1:
@@ -647,18 +611,44 @@ def find_optimum(
     deadline = None if time_limit_s is None else start + time_limit_s
     search = BranchAndBound(model, leaf_points=leaf_points, batch=batch, seed=seed, polish=True,
                             expand_at_least=_EXPAND_AT_LEAST)
-    drive(search.seed_incumbent(seed_samples), search.exact_latency)
-    drive(search.polish(), search.exact_latency)
-    lower = drive(search.run(deadline), search.exact_latency)
+    search.deadline = deadline
+    phase, last = "seed", -math.inf
+
+    def tick() -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if progress is not None and now - last >= PROGRESS_INTERVAL_S:
+            last = now
+            progress(OptimumProgress(phase, now - start, search.best_lat, search.proven_lower,
+                                     search.points, search.explored))
+
+    def latency(rows: np.ndarray) -> np.ndarray:
+        tick()
+        return search.exact_latency(rows)
+
+    try:
+        tick()
+        drive(search.seed_incumbent(seed_samples), latency)
+        phase = "polish"
+        drive(search.polish(), latency)
+        phase = "bound"
+        lower = drive(search.run(deadline), latency, pause=tick)
+    except KeyboardInterrupt:
+        if not interruptible:
+            raise
+        lower = min(search.best_lat, search.proven_lower)
+        return _result(model, search, lower, time.perf_counter() - start, interrupted=True)
     return _result(model, search, lower, time.perf_counter() - start)
 
 
-def _result(model: DesignModel, s: BranchAndBound, lower: float, seconds: float) -> OptimumResult:
-    finished = lower >= s.best_lat
+def _result(model: DesignModel, s: BranchAndBound, lower: float, seconds: float, *,
+            interrupted: bool = False) -> OptimumResult:
+    finished = lower >= s.best_lat and not (interrupted and s.best is None)
+    stopped: Status = "interrupted" if interrupted else "time_limit"
     if s.best is None:
-        status: Status = "infeasible" if finished else "time_limit"
+        status: Status = "infeasible" if finished else stopped
     else:
-        status = "optimal" if finished else "time_limit"
+        status = "optimal" if finished else stopped
     tiling = None
     lat = gops = dsp = bram = uram = lut = ff = math.inf
     if s.best is not None:
@@ -683,7 +673,8 @@ def _result(model: DesignModel, s: BranchAndBound, lower: float, seconds: float)
     elif status == "infeasible":
         proof = f"No legal tiling fits the budget: {boxes}."
     else:
-        proof = (f"Time limit: the best tiling found takes {lat:,.0f} cycles and none within the "
+        why = "Interrupted" if interrupted else "Time limit"
+        proof = (f"{why}: the best tiling found takes {lat:,.0f} cycles and none within the "
                  f"budget is faster than {lower:,.0f} cycles (gap {100 * gap:.2f}%); so far {boxes}.")
     return OptimumResult(
         design_id=model.design_id, status=status, tiling=tiling, latency_cycles=lat,

@@ -70,6 +70,7 @@ from odyssey.expr import (
     Where,
     is_integer_valued,
 )
+from odyssey.tune.divisibility import TileBreaks
 from odyssey.tune.exact.optimum_budget import MonomialBudget
 from odyssey.tune.exact.optimum_interval import (
     _CONG_LIMIT,
@@ -92,6 +93,8 @@ from odyssey.tune.exact.optimum_interval import (
 from odyssey.tune.exact.optimum_rewrite import match_mod, tile_count
 
 Array = np.ndarray
+#: a parameter bound or constant from which integer arithmetic is no longer taken as exact
+_EXACT_MAGNITUDE = float(2**16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +169,7 @@ class IntervalProgram:
 
     ``program(lo, hi, mod)`` takes integer arrays of shape ``(n, len(params))`` (members
     ``lo``/``hi`` of each progression and its step ``mod``) and returns :class:`BoxBounds`.
-    ``breakpoints[d]`` lists the values of parameter ``d`` at which some ``ceil(N/T_d)`` or
+    ``breakpoints[d]`` gives the values of parameter ``d`` at which some ``ceil(N/T_d)`` or
     ``floor(N/T_d)`` changes (the tile-count groups), for splitting boxes along them.
     """
 
@@ -192,7 +195,7 @@ class IntervalProgram:
             if ins.integer and ins.kind in ("add", "mul")
             and all(self._instrs[a].integer for a in ins.args))
         self._tape = [self._compile(i, ins) for i, ins in enumerate(self._instrs)]
-        self.breakpoints: dict[int, Array] = {}
+        self.breakpoints: dict[int, TileBreaks] = {}
 
     def _compile(self, i: int, ins: _Instr) -> Callable[[_Ctx], tuple[Any, Any]]:
         """Instruction ``i`` as a closure over its static data (kind, arguments, integrality,
@@ -403,18 +406,23 @@ class IntervalProgram:
         return self._users_of_mod
 
     def compute_breakpoints(self, lower: Sequence[int], upper: Sequence[int]) -> None:
-        """Tile-group boundaries of every parameter within ``[lower, upper]``."""
+        """Tile-group boundaries of every parameter, as :class:`TileBreaks` (closed forms,
+        never a list as long as the parameter's range: ``lower``/``upper`` bound the boxes
+        that ask, so they need not restrict the breakpoints).
+
+        Also where the integer sums and products stop being exact: with a parameter bound or
+        a constant of ``_EXACT_MAGNITUDE`` or more, products of a few of them pass 2**52,
+        where float64 rounds to nearest; every operation then rounds outward (``_clean``),
+        so the bounds stay sound at any size (at the bundled sizes nothing changes)."""
+        del lower
         for d, sources in self._break_sources.items():
-            if d < 0:
-                continue
-            t = np.arange(max(lower[d], 1) + 1, upper[d] + 1, dtype=np.int64)
-            change = np.zeros(t.shape, dtype=bool)
-            for kind, n in sources:
-                if kind == "ceildiv":
-                    change |= -(-n // t) != -(-n // (t - 1))
-                else:
-                    change |= n // t != n // (t - 1)
-            self.breakpoints[d] = t[change]
+            if d >= 0:
+                self.breakpoints[d] = TileBreaks.of(sources)
+        consts = [abs(float(ins.value)) for ins in self._instrs
+                  if ins.kind == "const" and np.isfinite(ins.value)]
+        if self._exact and max([*map(float, upper), *consts], default=0.0) >= _EXACT_MAGNITUDE:
+            self._exact = frozenset()
+            self._tape = [self._compile(i, ins) for i, ins in enumerate(self._instrs)]
 
     # ---------------------------------------------------------------- evaluate
 

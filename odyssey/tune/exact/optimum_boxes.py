@@ -18,6 +18,7 @@ import numpy as np
 
 from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel
+from odyssey.tune.divisibility import TileBreaks
 from odyssey.tune.exact.optimum_bounds import ChildRange
 from odyssey.tune.exact.optimum_rewrite import Coordinates
 
@@ -137,8 +138,8 @@ def _tighten(b: _Boxes, space: _Space) -> tuple[_Boxes, np.ndarray]:
             lc, uc = space.param_lower[c], space.param_upper[c]
             lo[:, c] = _up(lo[:, c], m[:, c], -np.floor_divide(-lo[:, p], uc))
             hi[:, c] = _down(lo[:, c], m[:, c], np.minimum(hi[:, c], hi[:, p] // lc))
-            lo[:, p] = _up(lo[:, p], m[:, p], lo[:, c] * lc)
-            hi[:, p] = _down(lo[:, p], m[:, p], np.minimum(hi[:, p], hi[:, c] * uc))
+            lo[:, p] = _up(lo[:, p], m[:, p], _times(lo[:, c], lc))
+            hi[:, p] = _down(lo[:, p], m[:, p], np.minimum(hi[:, p], _times(hi[:, c], uc)))
         ok &= (lo[:, c] <= hi[:, c]) & (lo[:, p] <= hi[:, p])
         _few_parents(lo, hi, m, ok, space, c, p)
         # every common divisor g of the child's values divides the parent
@@ -222,6 +223,17 @@ def _first_multiple_in(lo: np.ndarray, m: np.ndarray, v: np.ndarray) -> np.ndarr
     return lo + t * m
 
 
+#: above every parameter's range (sizes are at most 2**62): where a product of bounds
+#: saturates, so that it never wraps around in int64
+_SATURATED = 2**62 + 1
+
+
+def _times(a: np.ndarray, b: np.integer | int) -> np.ndarray:
+    """``a * b`` for non-negative bounds, saturated at ``_SATURATED``."""
+    big = a.astype(np.float64) * float(b) >= _SATURATED
+    return np.where(big, _SATURATED, a * np.where(big, 0, b))
+
+
 def _up(lo: np.ndarray, m: np.ndarray, floor: np.ndarray) -> np.ndarray:
     """The first member of the progression ``lo (mod m)`` at or above ``floor``."""
     return np.where(floor > lo, lo - np.floor_divide(lo - floor, m) * m, lo)
@@ -252,7 +264,7 @@ def _split_congruence(b: _Boxes, dim: np.ndarray, factor: np.ndarray) -> list[_B
     return out
 
 
-def _split_range(b: _Boxes, d: np.ndarray, breakpoints: Mapping[int, np.ndarray]) -> tuple[_Boxes, _Boxes]:
+def _split_range(b: _Boxes, d: np.ndarray, breakpoints: Mapping[int, TileBreaks]) -> tuple[_Boxes, _Boxes]:
     """Halve box ``k`` along parameter ``d[k]`` (which must have two values or more), at the
     tile-count boundary nearest to the geometric mean of its range, else at that mean."""
     rows = np.arange(len(b))
@@ -263,12 +275,11 @@ def _split_range(b: _Boxes, d: np.ndarray, breakpoints: Mapping[int, np.ndarray]
         sel = np.nonzero(d == dim)[0]
         if len(sel) == 0 or len(bps) == 0:
             continue
-        k = np.searchsorted(bps, geo[sel])
         best = cut[sel].copy()
         dist = np.full(len(sel), np.inf)
-        for cand in (bps[np.maximum(k - 1, 0)], bps[np.minimum(k, len(bps) - 1)]):
+        for cand in bps.around(geo[sel]):  # the nearest boundary below, then at or above
             inside = (cand > lo[sel]) & (cand <= hi[sel])
-            gap = np.abs(np.log(cand) - np.log(geo[sel]))
+            gap = np.abs(np.log(np.maximum(cand, 1)) - np.log(geo[sel]))
             better = inside & (gap < dist)
             best = np.where(better, cand, best)
             dist = np.where(better, gap, dist)

@@ -188,7 +188,8 @@ def pareto_front(
     grids = [TilingGrid(s) for s in spaces]
     total = sum(g.size for g in grids)
     if method == "auto":
-        fits = total <= exact_limit and (time_s is None or total <= time_s * _AUTO_RATE)
+        fits = (total <= exact_limit and all(g.listed for g in grids)
+                and (time_s is None or total <= time_s * _AUTO_RATE))
         method = "exact" if fits else "nsga2"
     if method == "nsga2" and time_s is None and samples is None:
         raise TunerError("the nsga2 search needs a budget: give `time_s` or `samples`")

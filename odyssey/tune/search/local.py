@@ -4,7 +4,8 @@ A move changes the *levels* of one loop (``[ceil(N/T_1), T_1/T_2, ..., T_m]``, s
 :mod:`odyssey.tune.space`):
 
 * **level move**: one level ``r_j`` (a PE count or an innermost factor) takes any
-  other value, the other levels are kept. Setting ``T_1/T_2`` moves the array size
+  other value (beyond 2**14 values, a bounded sample: :func:`.sweep_values`), the other
+  levels are kept. Setting ``T_1/T_2`` moves the array size
   along the loop with the same inner factor; every value of ``T_1`` is reached, so
   non-divisors of the extent are covered.
 * **factorization move**: two adjacent levels exchange a factor, their product kept
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from odyssey.tune.divisibility import sweep_values
 from odyssey.tune.space import SearchSpace, divisors
 
 #: ratios of the pair move (and their inverses)
@@ -49,7 +51,7 @@ def neighbourhood(
         cap = space.upper[ch.columns[0]]
         for j in range(1, len(lv)):  # level moves
             others = int(np.prod(lv[1:])) // lv[j]
-            values = np.arange(1, cap // max(others, 1) + 1, dtype=np.int64)
+            values = sweep_values(1, cap // max(others, 1), around=lv[j])
             parts.append(_with_level(space, g, k, lv, {j: values}))
         for j in range(1, len(lv) - 1):  # factorization moves between levels j and j+1
             prod = lv[j] * lv[j + 1]

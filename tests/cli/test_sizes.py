@@ -1,0 +1,80 @@
+"""Large problem sizes: every search keeps its time budget in bounded memory, numbers never
+wrap around, and sizes beyond 2**62 are refused (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MM = str(ROOT / "kernels" / "mm.c")
+
+#: runs odyssey in this process, then reports its wall time and peak memory on stderr
+_DRIVER = """
+import resource, sys, time
+from odyssey.cli import main
+start = time.perf_counter()
+code = main(sys.argv[1:])
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(f"@@ {time.perf_counter() - start:.3f} s {rss} KB", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _sized(command: str, n: int, budget_s: float, tmp_path: Path) -> tuple[str, float, float, int]:
+    """``odyssey COMMAND mm`` at ``n`` per dimension: its output, the search's own seconds
+    (from its JSON), the whole process's wall seconds and its peak memory in KB."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    size = [f"-D{name}={n}" for name in "IJK"]
+    out = tmp_path / f"{command}.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", _DRIVER, command, MM, *size, "--design", "ij-ij.k", "--time",
+         str(budget_s), "--json", str(out)], capture_output=True, text=True, env=env,
+        cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    m = re.search(r"@@ ([\d.]+) s (\d+) KB", proc.stderr)
+    assert m is not None, proc.stderr
+    rec = json.loads(out.read_text())
+    search = rec["seconds"] if command == "optimum" else rec["designs"][0]["seconds"]
+    return proc.stdout, float(search), float(m.group(1)), int(m.group(2))
+
+
+@pytest.mark.parametrize("command", ["optimum", "tune"])
+def test_2_to_the_32_plans_within_budget_and_memory(command: str, tmp_path: Path) -> None:
+    out, search, wall, kb = _sized(command, 2**32, 1.0, tmp_path)
+    assert search <= 1.0 * 1.1 + 1.0, out  # the budget plus 10% and a second
+    assert wall < search + 10.0, out  # reading the kernel and building the model, loaded
+    assert kb < 1_000_000, kb  # under 1 GB (the arrays as long as a loop took 32 GiB)
+    # the best tiling's latency (not a lower bound): no wrapped, negative or tiny value
+    m = re.search(r"(?:latency: |best: .*\()([\d,]+) cycles", out)
+    assert m is not None and int(m.group(1).replace(",", "")) > (2**32) ** 3 // 8600, out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exp", [20, 24, 48, 62])
+@pytest.mark.parametrize("command", ["optimum", "tune"])
+def test_sizes_up_to_2_to_the_62_keep_budget_and_memory(command: str, exp: int, tmp_path: Path) -> None:
+    out, search, wall, kb = _sized(command, 2**exp, 5.0, tmp_path)
+    assert search <= 5.0 * 1.1 + 1.0, out
+    assert wall < search + 10.0, out
+    assert kb < 1_000_000, kb
+
+
+def test_memory_error_is_an_error_not_a_bug(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from odyssey.cli import design_cmds, main
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError("Unable to allocate 32.0 GiB for an array")
+
+    monkeypatch.setattr(design_cmds, "_cmd_designs", exhausted)
+    rc = main(["designs", "mm"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "out of memory (Unable to allocate 32.0 GiB" in err
+    assert "internal error" not in err
