@@ -96,7 +96,8 @@ def _cmd_csim(args: argparse.Namespace) -> int:
 
     d = Path(args.dir)
     _check_simulatable(d)
-    res = run_csim(d, mode="concurrent" if args.concurrent else "sequential", timeout_s=args.timeout)
+    res = run_csim(d, mode="concurrent" if args.concurrent else "sequential", timeout_s=args.timeout,
+                   compile_timeout_s=args.compile_timeout)
     emit_json(args.json, {"design_dir": str(d), "mode": res.mode, "headers": res.headers,
                           "status": res.status, "message": res.message,
                           "compile_seconds": round(res.compile_seconds, 3),
@@ -293,6 +294,9 @@ def register(sub: Any) -> None:
     c.add_argument("dir", help="design directory written by `odyssey generate`")
     c.add_argument("--timeout", type=positive_float, default=120.0, metavar="SECONDS",
                    help="seconds before a run counts as hung (default 120)")
+    c.add_argument("--compile-timeout", type=positive_float, default=None, metavar="SECONDS",
+                   help="seconds the compiler may take (default 600, and 60 more per MB of source "
+                        "beyond the first)")
     c.add_argument("--concurrent", action="store_true",
                    help="one thread per process over FIFOs of their declared depths (deadlock "
                         "check) with odyssey's stand-in headers, instead of Vitis's sequential semantics")

@@ -138,6 +138,7 @@ def run_csim(
     timeout_s: float = 60.0,
     cxx: str = "g++",
     extra_flags: Sequence[str] = (),
+    compile_timeout_s: float | None = None,
 ) -> CsimResult:
     """Compile every ``*.cpp`` of ``design_dir`` for ``mode`` (see the module docstring), run
     it, classify.
@@ -147,7 +148,8 @@ def run_csim(
     compiler command line (e.g. ``-UODYSSEY_CSIM`` for sequential execution over the stand-ins).
     Raises :class:`SimulationError` for unusable inputs (missing directory, no sources, no
     compiler, non-positive time-out, unknown mode, Xilinx's headers missing in sequential
-    mode); problems of the design itself are reported in the result.
+    mode); problems of the design itself are reported in the result. ``compile_timeout_s``
+    limits the compiler (default :func:`compile_timeout`, which grows with the design).
     """
     if mode not in MODES:
         raise SimulationError(f"C simulation mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -163,13 +165,23 @@ def run_csim(
     if compiler is None:
         raise SimulationError(f"C++ compiler '{cxx}' not found on PATH; install it or pass cxx=")
 
+    if compile_timeout_s is not None and compile_timeout_s <= 0:
+        raise SimulationError(f"--compile-timeout must be positive, got {compile_timeout_s}")
+    limit = compile_timeout_s if compile_timeout_s is not None else compile_timeout(sources)
     headers = vendor_include_dir() if mode == "sequential" else include_dir()
-    result = _compile_and_run(design, sources, compiler, mode, headers, timeout_s, extra_flags)
+    result = _compile_and_run(design, sources, compiler, mode, headers, timeout_s, extra_flags, limit)
     return replace(result, mode=mode, headers=str(headers))
 
 
+def compile_timeout(sources: Sequence[Path]) -> float:
+    """Seconds the compiler may take on ``sources``: ``COMPILE_TIMEOUT_S`` and 60 s more per
+    MB of source beyond the first (a large array's kernel.cpp of a few MB takes minutes)."""
+    size = sum(s.stat().st_size for s in sources)
+    return COMPILE_TIMEOUT_S + 60.0 * max(0.0, size / 1e6 - 1.0)
+
+
 def _compile_and_run(design: Path, sources: list[Path], compiler: str, mode: CsimMode, headers: Path,
-                     timeout_s: float, extra_flags: Sequence[str]) -> CsimResult:
+                     timeout_s: float, extra_flags: Sequence[str], compile_limit: float) -> CsimResult:
     with tempfile.TemporaryDirectory(prefix="odyssey-csim-") as build:
         binary = Path(build) / "csim"
         units = [str(s.resolve()) for s in sources]
@@ -190,12 +202,13 @@ def _compile_and_run(design: Path, sources: list[Path], compiler: str, mode: Csi
         start = time.monotonic()
         try:
             compiled = subprocess.run(
-                command, capture_output=True, timeout=COMPILE_TIMEOUT_S, check=False
+                command, capture_output=True, timeout=compile_limit, check=False
             )
         except subprocess.TimeoutExpired:
             return _result(
                 "compile_error",
-                f"compiler did not finish within {COMPILE_TIMEOUT_S:.0f} s",
+                f"compiler did not finish within {compile_limit:.0f} s; give it longer with "
+                "--compile-timeout SECONDS",
                 compile_seconds=time.monotonic() - start,
             )
         compile_seconds = time.monotonic() - start

@@ -152,7 +152,25 @@ def validate_descriptor(data: Any, *, source: str) -> Descriptor:
         raise DescriptorError(f"{source}: schema_version: {show(data['schema_version'])} is not {SCHEMA_VERSION}, "
                               "the version this odyssey reads; regenerate the design with `odyssey generate`")
     check_json(data, Descriptor, source=source, error=DescriptorError)
-    return cast(Descriptor, data)
+    desc = cast(Descriptor, data)
+    _check_tiling(desc, source)
+    return desc
+
+
+def _check_tiling(desc: Descriptor, source: str) -> None:
+    """Every tuning parameter's value within its range and dividing its parent (the checks
+    ``odyssey generate`` made; a hand-edited descriptor may break them)."""
+    t = desc["tiling"]
+    for p in desc["params"]:
+        name = p["name"]
+        v = t.get(name)
+        if not isinstance(v, int) or isinstance(v, bool) or not p["lower"] <= v <= p["upper"]:
+            raise DescriptorError(f"{source}: tiling.{name}: {show(v)} is outside its range "
+                                  f"[{p['lower']}, {p['upper']}]; regenerate the design with `odyssey generate`")
+        parent = p["divides"]
+        if parent is not None and t.get(parent, 0) % v:
+            raise DescriptorError(f"{source}: tiling.{name}: {v} does not divide {parent} = {t.get(parent)}; "
+                                  "regenerate the design with `odyssey generate`")
 
 
 def load_descriptor(path: Path | str) -> Descriptor:

@@ -33,6 +33,7 @@ from odyssey.codegen.hls_ast import (
 )
 from odyssey.codegen.io_modules import stream_t
 from odyssey.expr import Expr, const, emax, lt, mul, sym, to_c, where
+from odyssey.platforms.fabric import fabric_costs
 from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr, ScalarRef, rexpr_ops
 
 
@@ -269,7 +270,11 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     params.extend(scalar_params(ctx))
     inner = ctx.tile_loops(ctx.inner_reduction, compute)
     body_v = (Scope((Line(f"hls::write_lock<{acc_t(ctx)}> acc(acc_blocks)"), *inner)),)
+    # the running sums' storage, bound as the resource model prices it: distributed RAM up to
+    # lutram.max_bits bits, else BRAM (one read and one write port per iteration: simple dual)
+    small = ctx.acc_size()[1] * ctx.output.bits <= fabric_costs().lutram.max_bits
     full = (Decl(octype, "sums", dims=(ctx.acc_size()[0],)),
+            Pragma(f"HLS BIND_STORAGE variable=sums type=ram_s2p impl={'lutram' if small else 'bram'}"),
             *ctx.tile_loops(ctx.order[: ctx.out_trunc], body_v))
     template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
     name = variant.compute_name()

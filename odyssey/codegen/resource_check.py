@@ -275,14 +275,24 @@ def _bank(width: int, depth: int, costs: FabricCosts) -> Usage:
     return Usage(bram18k=-(-width // 36) * -(-depth // 512))
 
 
-def _memory(width: int, dims: tuple[int, ...], parts: dict[int, int], copies: int, costs: FabricCosts) -> Usage:
+def _memory(width: int, dims: tuple[int, ...], parts: dict[int, int], copies: int, costs: FabricCosts, *,
+            impl: str | None = None) -> Usage:
+    """``copies`` of an array in the banks of ``parts``: bound to ``impl`` (``bram``,
+    ``lutram``), or by its size where it is not bound."""
     banks, depth = 1, 1
     for d, ext in enumerate(dims, start=1):
         factor = parts.get(d, 1)
         banks *= factor
         depth *= -(-ext // factor)
+    lr = costs.lutram
+    if impl == "bram":
+        bank = Usage(bram18k=-(-width // 36) * -(-depth // 512))
+    elif impl == "lutram":
+        bank = Usage(lut=lr.luts_per_block * -(-width // lr.block_width) * -(-depth // lr.block_depth))
+    else:
+        bank = _bank(width, depth, costs)
     out = Usage()
-    out.add(_bank(width, depth, costs), banks * copies)
+    out.add(bank, banks * copies)
     return out
 
 
@@ -349,10 +359,14 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
         for (_, pname), arg in zip(f.params, args, strict=False):
             if arg in streams and any(f"{pname}.write(" in line for line in f.body):
                 u.add(_fifo(_width(streams[arg], types), depth.get(arg, 2), impl.get(arg), costs))
-        for line in f.body:  # the module's own arrays
+        bound = {m.group(2): (m.group(3) or "") for ln in f.body if (m := _PRAGMA_VAR.match(ln)) is not None
+                 and m.group(1).upper() == "BIND_STORAGE"}
+        for line in f.body:  # the module's own arrays, in the storage their binding names
             if (am := re.match(r"^\s*([\w ]+?) (\w+)\[(.+)\];$", line.strip())) is not None:
                 dims = tuple(c_eval(x, fenv) for x in re.findall(r"\[([^\]]+)\]", "[" + am.group(3) + "]"))
-                out.memories.add(_memory(_width(am.group(1), types), dims, {}, 1, costs))
+                im = re.search(r"impl=(\w+)", bound.get(am.group(2), ""))
+                out.memories.add(_memory(_width(am.group(1), types), dims, {}, 1, costs,
+                                         impl=im.group(1).lower() if im else None))
     out.modules["ports"] = _interfaces(funcs, src, types, costs)
     return out
 

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -52,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from odyssey.errors import OdysseyError
+from odyssey.runtime import deferred_interrupt
 
 #: times Dask runs a task again after it raised (Client.submit's ``retries``)
 RETRIES = 1
@@ -398,19 +398,11 @@ def _interrupt_flag() -> Iterator[threading.Event]:
     """While the run waits for its tasks, Ctrl-C (SIGINT) sets the event it yields instead of
     raising KeyboardInterrupt wherever the main thread happens to be: raised inside a
     finalizer (a Dask ``Future.__del__`` runs on every result read) it is printed as
-    "Exception ignored" and lost, and the run went on to the end. Only in the main thread,
-    and only where SIGINT has Python's default handler (an ignored signal stays ignored);
-    elsewhere the event is never set and KeyboardInterrupt is raised as usual."""
-    hit = threading.Event()
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+    "Exception ignored" and lost, and the run went on to the end
+    (:func:`odyssey.runtime.deferred_interrupt`: only in the main thread, where SIGINT has
+    Python's default handler)."""
+    with deferred_interrupt(threading.Event()) as hit:
         yield hit
-        return
-    signal.signal(signal.SIGINT, lambda signum, frame: hit.set())
-    try:
-        yield hit
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _located(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:

@@ -295,3 +295,14 @@ def _valid(v: Any, s: dict[str, Any], root: dict[str, Any]) -> bool:
     unknown = set(s) - set(checks) - _ANNOTATIONS
     assert not unknown, f"the evaluator does not know {unknown}"
     return all(check(s[key]) for key, check in checks.items() if key in s)
+
+
+def test_a_tiling_value_out_of_range_or_not_dividing_is_refused(mm: Any) -> None:
+    bad = json.loads(json.dumps(mm))
+    bad["tiling"]["T_i2"] = -4
+    with pytest.raises(DescriptorError, match=r"x.json: tiling.T_i2: -4 is outside its range"):
+        validate_descriptor(bad, source="x.json")
+    bad["tiling"]["T_i2"] = 3
+    bad["tiling"]["T_i1"] = 4
+    with pytest.raises(DescriptorError, match=r"tiling.T_i2: 3 does not divide T_i1 = 4"):
+        validate_descriptor(bad, source="x.json")

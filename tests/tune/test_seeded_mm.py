@@ -62,7 +62,9 @@ def test_the_seed_beats_random_samples_of_its_screening_budget(models: list) -> 
     screening evaluated (median of five draws). Measured when written: the seed wins on 17
     of the 18 designs (on k-ij.k Ipopt's solution has T_k1 = 1, an array of one PE); rounding
     the outer factors by floor and ceil only, without the tile counts, it won on 11 (10 with
-    the packed drain path, where the tile counts still give 17)."""
+    the packed drain path, where the tile counts still give 17). Under the complete resource
+    model (2026-11-27: the seed's continuous model constrains DSP and BRAM, LUT and FF are left
+    to the evaluation) it wins on 16."""
     wins = 0
     for model in models:
         result = mp_seed(model, rng=np.random.default_rng(0), max_evaluations=BUDGET // 4)
@@ -74,7 +76,7 @@ def test_the_seed_beats_random_samples_of_its_screening_budget(models: list) -> 
             ev = model.evaluate({n: mat[:, c] for c, n in enumerate(space.names)})
             draws.append(float(np.max(np.where(ev.feasible, ev.throughput_gops, 0.0))))
         wins += seed_best > statistics.median(draws)
-    assert wins >= 17, wins
+    assert wins >= 16, wins
 
 
 @pytest.mark.xfail(strict=False, reason="open (re-checked 2026-11-25): seeds 0-14, seeded vs "
