@@ -256,15 +256,8 @@ def _fifo(bits: int, depth: int, impl: str | None, costs: FabricCosts) -> Usage:
             return Usage(lut=math.ceil(bits * f.mux_lut_per_bit) + f.control.lut,
                          ff=bits * depth + reg + f.control.ff)
         return Usage(lut=bits * -(-depth // f.srl_depth_per_lut) + f.control.lut, ff=reg + f.control.ff)
-    if impl == "bram":
-        store = Usage(bram18k=-(-bits // 36) * -(-depth // 512))
-    elif impl == "lutram":
-        lr = costs.lutram
-        store = Usage(lut=lr.luts_per_block * -(-bits // lr.block_width) * -(-depth // lr.block_depth))
-    else:  # memory: the tool's choice by size
-        store = _bank(bits, depth, costs)
     out = Usage(lut=f.control.lut, ff=reg + f.control.ff)
-    out.add(store)
+    out.add(_store(bits, depth, None if impl == "memory" else impl, costs))  # memory: the tool's choice by size
     return out
 
 
@@ -284,16 +277,20 @@ def _memory(width: int, dims: tuple[int, ...], parts: dict[int, int], copies: in
         factor = parts.get(d, 1)
         banks *= factor
         depth *= -(-ext // factor)
+    out = Usage()
+    out.add(_store(width, depth, impl, costs), banks * copies)
+    return out
+
+
+def _store(width: int, depth: int, impl: str | None, costs: FabricCosts) -> Usage:
+    """One bank of ``depth`` items of ``width`` bits bound to ``impl`` (``bram``, ``lutram``),
+    or by its size where it is not bound."""
     lr = costs.lutram
     if impl == "bram":
-        bank = Usage(bram18k=-(-width // 36) * -(-depth // 512))
-    elif impl == "lutram":
-        bank = Usage(lut=lr.luts_per_block * -(-width // lr.block_width) * -(-depth // lr.block_depth))
-    else:
-        bank = _bank(width, depth, costs)
-    out = Usage()
-    out.add(bank, banks * copies)
-    return out
+        return Usage(bram18k=-(-width // 36) * -(-depth // 512))
+    if impl == "lutram":
+        return Usage(lut=lr.luts_per_block * -(-width // lr.block_width) * -(-depth // lr.block_depth))
+    return _bank(width, depth, costs)
 
 
 def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWitness:

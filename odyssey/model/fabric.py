@@ -37,6 +37,7 @@ from odyssey.codegen.descriptor_schema import (
     nested_blocks,
 )
 from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, from_json, le, substitute, where
+from odyssey.model.resources import bank_shape, num_pes
 from odyssey.platforms import default_op_costs
 from odyssey.platforms.fabric import FabricCosts, fabric_costs
 
@@ -131,15 +132,7 @@ def lutram_luts(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts)
     lr = costs.lutram
     out: dict[str, Expr] = {}
     for b in desc["memory"]:
-        parts = {int(pt["dim"]): _e(pt["factor_sym"], subst) for pt in b.get("partition", [])}
-        banks: Expr = const(1)
-        depth: Expr = const(1)
-        for d, ext in enumerate(b["dims_sym"], start=1):
-            e = _e(ext, subst)
-            if d in parts:
-                banks, depth = banks * parts[d], depth * ceil_div(e, parts[d])
-            else:
-                depth = depth * e
+        banks, depth = bank_shape(b, subst)
         width = _e(b["bits_sym"], subst)
         luts = lr.luts_per_block * ceil_div(width, lr.block_width) * ceil_div(depth, lr.block_depth)
         small = where(le(depth * width, lr.max_bits), 1, 0)
@@ -189,7 +182,7 @@ def _dsp_total(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts) 
     (tests/codegen/test_hardware.py checks their counts), so where the accumulation always
     exists the total is the monomial ``#PE * SIMD * per-lane cost`` of eq. 5-6 that the exact
     optimum's DSP budget cuts its boxes with."""
-    pes = _pes(desc, subst)
+    pes = num_pes(desc, subst)
     total: Expr = const(0)
     every = (*desc["modules"], *desc["absent_modules"])
     for kind in dict.fromkeys(m["kind"] for m in every):
@@ -203,13 +196,6 @@ def _dsp_total(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts) 
                 if m["operators"]:
                     total = total + operator_usage(m, subst, costs).dsp * _e(m["count_sym"], subst)
     return total
-
-
-def _pes(desc: Descriptor, subst: Mapping[str, Expr]) -> Expr:
-    pes: Expr = const(1)
-    for x in desc["topology"]["array_dims_sym"]:
-        pes = pes * _e(x, subst)
-    return pes
 
 
 def dsp_cut(desc: Descriptor, subst: Mapping[str, Expr], lanes: Expr, per_lane: int) -> Expr | None:
@@ -228,7 +214,7 @@ def dsp_cut(desc: Descriptor, subst: Mapping[str, Expr], lanes: Expr, per_lane: 
     covered = drains and all(any((u["op"], u["dtype"]) in combine for u in m["operators"]) for m in drains)
     if not covered:
         return None
-    return _pes(desc, subst) * lanes * per_lane
+    return num_pes(desc, subst) * lanes * per_lane
 
 
 __all__ = ["Usage", "dsp_cut", "control_usage", "fabric_usage", "fifo_usage", "lutram_luts",

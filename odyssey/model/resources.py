@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from odyssey.codegen.channels import dram_counts
-from odyssey.codegen.descriptor_schema import Descriptor, ExprJson
+from odyssey.codegen.descriptor_schema import BufferJson, Descriptor, ExprJson
 from odyssey.expr import Expr, ceil_div, const, from_json, le, mul, substitute, where
 from odyssey.platforms import op_cost
 
@@ -83,21 +83,28 @@ def bram18k(desc: Descriptor, subst: Mapping[str, Expr], *, smooth: bool = False
     total: Expr = const(0)
     parts_out: dict[str, Expr] = {}
     for m in desc["memory"]:
-        banks: Expr = const(1)
-        per_bank: Expr = const(1)
-        parts = {int(pt["dim"]): _e(pt["factor_sym"], subst) for pt in m.get("partition", [])}
-        for d, ext in enumerate(m["dims_sym"], start=1):
-            ext_e = _e(ext, subst)
-            if d in parts:
-                banks = banks * parts[d]
-                per_bank = per_bank * ceil_div(ext_e, parts[d])
-            else:
-                per_bank = per_bank * ext_e
+        banks, per_bank = bank_shape(m, subst)
         cost = _bank_cost(per_bank, _e(m["bits_sym"], subst), banks, _e(m["instances_sym"], subst),
                           m["double_buffered"], smooth)
         parts_out[m["name"]] = cost
         total = total + cost
     return total, parts_out
+
+
+def bank_shape(m: BufferJson, subst: Mapping[str, Expr]) -> tuple[Expr, Expr]:
+    """``(banks, elements per bank)`` of buffer ``m`` in the cyclic banks of its
+    ``partition`` (none: one bank)."""
+    banks: Expr = const(1)
+    per_bank: Expr = const(1)
+    parts = {int(pt["dim"]): _e(pt["factor_sym"], subst) for pt in m.get("partition", [])}
+    for d, ext in enumerate(m["dims_sym"], start=1):
+        ext_e = _e(ext, subst)
+        if d in parts:
+            banks = banks * parts[d]
+            per_bank = per_bank * ceil_div(ext_e, parts[d])
+        else:
+            per_bank = per_bank * ext_e
+    return banks, per_bank
 
 
 def _bank_cost(depth: Expr, bits: Expr, banks: Expr, inst: Expr, double: bool, smooth: bool) -> Expr:
