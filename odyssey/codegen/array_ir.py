@@ -38,9 +38,11 @@ from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
 from odyssey.codegen.hardware import ModuleHardware, StreamOut
 from odyssey.codegen.hls_ast import Function, Typedef, stmt_json
 from odyssey.codegen.layout import DramLayout, dram_layout
+from odyssey.codegen.pe import acc_t
 from odyssey.codegen.top import absent_drain_variants, build_array, has_cin
 from odyssey.expr import Expr, const, evaluate
 from odyssey.platforms import Platform, assumption, load_platform
+from odyssey.platforms.fabric import fabric_costs
 
 BufferRole = Literal["input_block", "accumulator", "running_sums", "partial_sums"]
 Direction = Literal["in", "out"]
@@ -252,7 +254,7 @@ def _buffers(ctx: Ctx) -> tuple[Buffer, ...]:
         pes_sym = pes_sym * g.outer_sym
     o = ctx.output
     out.append(Buffer("acc", "accumulator", o.name, "PE", o.array.name, o.ctype, o.bits, (acc_n,), (acc_sym,),
-                      True, t.num_pes, pes_sym, ctx.acc_partition()))
+                      True, t.num_pes, pes_sym, ctx.acc_partition(), ctype=acc_t(ctx)))
     out.append(Buffer("acc_running", "running_sums", o.name, "PE", o.array.name, o.ctype, o.bits, (acc_n,),
                       (acc_sym,), False, t.num_pes, pes_sym))
     if has_cin(ctx):  # words of the output's packing, one per drain-path word
@@ -260,8 +262,19 @@ def _buffers(ctx: Ctx) -> tuple[Buffer, ...]:
         words_sym = ctx.out_words_sym()
         out.append(Buffer(f"{o.name}_partial_block", "partial_sums", o.name, f"{o.name}_IO_L2_in",
                           o.array.name, o.word_type, o.bits * o.lanes, (int(evaluate(words_sym, ctx.env)),),
-                          (words_sym,), True, n, n_sym, packing_lanes=o.lanes, bits_sym=o.lanes_sym * o.bits))
+                          (words_sym,), True, n, n_sym, packing_lanes=o.lanes, bits_sym=o.lanes_sym * o.bits,
+                          ctype=io.blk_t(o)))
     return tuple(out)
+
+
+def buffer_impl(b: Buffer) -> str:
+    """Where each bank of ``b`` is bound at the tiling (``bram`` or ``lutram``): the rule of
+    ``platforms/fabric.json`` (``bram``) that the resource model prices at every tiling."""
+    parts = {pt.dim: pt.factor for pt in b.partition}
+    depth = 1
+    for d, ext in enumerate(b.dims, start=1):
+        depth *= -(-ext // parts.get(d, 1))
+    return fabric_costs().bank_impl(b.bits, depth)
 
 
 def _words(ctx: Ctx, op: OperandGeom) -> int:
@@ -296,4 +309,5 @@ def _host_images(ctx: Ctx) -> tuple[HostImage, ...]:
 
 
 __all__ = ["ArrayIR", "Buffer", "BufferRole", "Channel", "DramPort", "HostAccess", "HostImage", "Process",
+           "buffer_impl",
            "array_ir"]

@@ -284,10 +284,21 @@ class Ctx:
         acc, _ = self.acc_size()
         return acc // sym(self.output.lanes_macro) if self.output.layout == "serialized" else acc
 
+    @property
+    def serial_drain(self) -> bool:
+        """Whether the PE drains stream their blocks one element per cycle: where none of
+        them reads partial sums (no output chain through the PEs, none from DRAM). Those that
+        do move a word of ``LANES`` elements per cycle, so the partial-sum path streams."""
+        return self.output.chain is None and not self.needs_cin
+
     def acc_partition(self) -> tuple[Partition, ...]:
-        """Banks of the accumulator block: the PE drain reads ``LANES`` consecutive elements
-        per word, two per bank (a BRAM bank has two ports), so ``max(1, LANES / 2)`` cyclic
-        banks (kept at factor 1 too: the models read the symbolic factor)."""
+        """Banks of the accumulator block. A serial drain (:attr:`serial_drain`) reads one
+        element per cycle, so one bank's two ports serve it and the PE, as AutoSA's PE keeps
+        one ``local_C`` bank; a word drain reads ``LANES`` consecutive elements per word, two
+        per bank (a BRAM bank has two ports), so ``max(1, LANES / 2)`` cyclic banks (kept at
+        factor 1 too: the models read the symbolic factor)."""
+        if self.serial_drain:
+            return ()
         o = self.output
         return (Partition(1, max(1, o.lanes // 2), emax(1, floor_div(o.lanes_sym, 2))),)
 

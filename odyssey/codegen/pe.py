@@ -270,11 +270,12 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     params.extend(scalar_params(ctx))
     inner = ctx.tile_loops(ctx.inner_reduction, compute)
     body_v = (Scope((Line(f"hls::write_lock<{acc_t(ctx)}> acc(acc_blocks)"), *inner)),)
-    # the running sums' storage, bound as the resource model prices it: distributed RAM up to
-    # lutram.max_bits bits, else BRAM (one read and one write port per iteration: simple dual)
-    small = ctx.acc_size()[1] * ctx.output.bits <= fabric_costs().lutram.max_bits
+    # the running sums' storage, bound as the resource model prices it (fabric.json `bram`:
+    # block RAM where it fills enough of it, else distributed RAM); one read and one write
+    # port per iteration: simple dual port
+    impl = fabric_costs().bank_impl(ctx.output.bits, ctx.acc_size()[1])
     full = (Decl(octype, "sums", dims=(ctx.acc_size()[0],)),
-            Pragma(f"HLS BIND_STORAGE variable=sums type=ram_s2p impl={'lutram' if small else 'bram'}"),
+            Pragma(f"HLS BIND_STORAGE variable=sums type=ram_s2p impl={impl}"),
             *ctx.tile_loops(ctx.order[: ctx.out_trunc], body_v))
     template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
     name = variant.compute_name()
@@ -287,10 +288,111 @@ def acc_t(ctx: Ctx) -> str:
 
 
 def pe_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[OperatorUse, ...]]:
-    """Streams a finished accumulator block out as words of ``LANES`` elements (the output's
-    packing), adding lane by lane the partial sums it receives in words of the same shape;
-    with the operators it instantiates (one per lane of a word for each real combination:
-    a partial sum, a start value that is not the reduction's identity, a scaling)."""
+    """Streams a finished accumulator block out in words of ``LANES`` elements (the output's
+    packing), with the operators it instantiates (one for each real combination: a partial
+    sum, a start value that is not the reduction's identity, a scaling). Where no drain of
+    the design reads partial sums (:attr:`Ctx.serial_drain`), one element per cycle, packed by
+    shifting (a word leaves every ``LANES`` cycles): that keeps pace with its PE, which
+    finishes at most one element per iteration, and lets the block live in one memory bank
+    with one operator per combination; else :func:`_word_drain_function`."""
+    if not ctx.serial_drain:
+        return _word_drain_function(ctx, variant)
+    out = ctx.output
+    octype, word, b = out.ctype, out.word_type, out.bits
+    op = ctx.main.op
+    packed = out.packed
+    ops: list[OperatorUse] = []
+    params: list[Param] = [Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="in")]
+    lanes_m = f"LANES_{out.name}"
+    # the element of the partial-sum word in hand: a packed word is shifted one element down
+    # per cycle, so its lowest lane is always the current element
+    lane = f"{of_bits(octype)}(bw({b - 1}, 0))" if packed else "bw"
+    bw_init: str | None = None  # how a word of partial sums is read
+    base: str | None
+    if variant.out_head and op == "=":
+        base = None
+    elif variant.out_head:
+        if ctx.needs_cin:
+            params.append(Param(stream_t(word), f"fifo_{out.name}_cin", by_ref=True, direction="in"))
+            cond, _ = ctx.cin_cond()
+            if cond != "true":
+                bw_init = f"({cond}) ? fifo_{out.name}_cin.read() : {word}(0)"
+                base = f"({cond}) ? {lane} : ({octype})({ctx.c0})"
+            else:
+                bw_init = f"fifo_{out.name}_cin.read()"
+                old = base = lane
+                start: str | None = None  # the start value, when it is not the value in DRAM
+                if ctx.c0 is not None:
+                    start = f"({octype})({ctx.c0})"
+                elif ctx.pre_scale is not None:  # the start value is scaled, the partial sums are not
+                    start = f"({octype})(({ctx.pre_scale}) * {old})"
+                if ctx.c0 is None and ctx.pre_scale is not None:
+                    ops.append(OperatorUse("mul", octype, const(1)))
+                if start is not None:
+                    first = ctx.first_visit()
+                    base = start if first == "true" else f"({first}) ? {start} : {old}"
+                if ctx.image is not None:  # elements the computation does not write keep their value
+                    base = f"in_image ? {base} : {old}"
+        elif is_identity(ctx.c0, op):
+            base = None  # `0 + r` (or `1 * r`): the accumulator already is the result
+        else:
+            base = f"({octype})({ctx.c0})"
+    else:
+        params.append(Param(stream_t(word), f"fifo_{out.name}_in", by_ref=True, direction="in"))
+        bw_init = f"fifo_{out.name}_in.read()"
+        base = lane
+    lane_body: list[Stmt] = [Decl(octype, "r", init="acc[e]")]
+    if base is not None and op != "=":  # `=` has no reduction: the PE's value is the result
+        sign = {"+=": "+", "-=": "-", "*=": "*"}[op]
+        lane_body += [Decl(octype, "base", init=base), Line(f"r = base {sign} r")]
+        ops.append(OperatorUse(_combine_kind(op), octype, const(1)))
+    if variant.out_tail and ctx.post_scale is not None:  # the result is scaled once, when final
+        last = ctx.last_visit()
+        if ctx.image is not None:
+            last = "in_image" if last == "true" else f"({last}) && in_image"
+        scale = Line(f"r = ({octype})(({ctx.post_scale}) * r)")
+        ops.append(OperatorUse("mul", octype, const(1)))
+        lane_body.append(scale if last == "true" else If(last, (scale,)))
+    if ctx.image is not None and (variant.out_head or variant.out_tail):
+        lane_body[1:1] = _image_test(ctx, "e")
+    target = f"fifo_{out.name}_drain" if variant.out_tail else f"fifo_{out.name}_out"
+    params.append(Param(stream_t(word), target, by_ref=True, direction="out"))
+    params.extend(scalar_params(ctx))
+    setup: list[Stmt] = []
+    if packed:
+        every = const(1) / sym(lanes_m)  # once per word
+        body: list[Stmt] = []
+        if bw_init is not None:
+            setup.append(Decl(word, "bw"))
+            body.append(If("ln == 0", (Line(f"bw = {bw_init}"),), freq=every))
+        body += lane_body
+        if bw_init is not None:
+            body.append(Line(f"bw = bw >> {b}"))
+        body += [Line(f"ow = ow >> {b}"),
+                 Line(f"ow({lanes_m} * {b} - 1, ({lanes_m} - 1) * {b}) = bits_of(r)"),
+                 If(f"ln == {lanes_m} - 1", (StreamWrite(target, "ow"), Line("ln = 0")), (Line("ln++"),),
+                    freq=every)]
+        setup += [Decl(word, "ow"), Decl("int", "ln", init="0")]
+        drain_body = body
+    else:
+        head = [] if bw_init is None else [Decl(word, "bw", init=bw_init)]
+        drain_body = [*head, *lane_body, StreamWrite(target, "r")]
+    acc, _ = ctx.acc_size()
+    drain = For("e", acc, tuple(drain_body), pipeline_ii=1, pipeline_depth=ctx.drain_depth())
+    body_t = ctx.tile_loops(ctx.order[: ctx.out_trunc],
+                            (Scope((Line(f"hls::read_lock<{acc_t(ctx)}> acc(acc_blocks)"), *setup, drain)),))
+    template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
+    name = variant.drain_name(ctx)
+    return Function(name, tuple(params), body_t, template=template, kind="pe_drain", operand=out.name,
+                    comment=f"{name}: drains the accumulator of its PE, one element per cycle "
+                            f"({out.lanes}-element words)."), tuple(ops)
+
+
+def _word_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[OperatorUse, ...]]:
+    """A drain that reads partial sums (from DRAM or from the previous PE of an output chain):
+    a word of ``LANES`` elements per cycle, added lane by lane to the partial sums it receives
+    in words of the same shape (one operator per lane of a word for each real combination), so
+    that the partial-sum path streams at one word per cycle."""
     out = ctx.output
     octype, word, b = out.ctype, out.word_type, out.bits
     op = ctx.main.op

@@ -5,7 +5,7 @@ and, for designs with pass loops, the loop that calls the region once per pass."
 
 from __future__ import annotations
 
-from odyssey.codegen.array_ir import ArrayIR
+from odyssey.codegen.array_ir import ArrayIR, buffer_impl
 from odyssey.codegen.context import TYPE_TAG, Ctx
 from odyssey.codegen.hls_ast import (
     Call,
@@ -55,6 +55,7 @@ def _region_body(ir: ArrayIR) -> tuple[Stmt, ...]:
     version accepts, each bound to a shift register), then one call per process in
     producer-before-consumer order."""
     body: list[Stmt] = [Pragma("HLS DATAFLOW")]
+    blocks = {b.ctype: b for b in ir.buffers if b.ctype is not None}
     for ch in ir.channels:
         if ch.kind == "stream":
             body.append(Decl(f"hls::stream<{ch.ctype}>", ch.name, ctor_args=(f'"{ch.name}"',)))
@@ -66,6 +67,9 @@ def _region_body(ir: ArrayIR) -> tuple[Stmt, ...]:
             for part in (pt for pt in ch.partition if pt.factor > 1):
                 body.append(Pragma(f"HLS ARRAY_PARTITION variable={ch.name} cyclic factor={part.factor} "
                                    f"dim={part.dim}"))
+            # its banks where the resource model puts them (one writer, one reader: simple dual port)
+            body.append(Pragma(f"HLS BIND_STORAGE variable={ch.name} type=ram_s2p "
+                               f"impl={buffer_impl(blocks[ch.ctype])}"))
     body.append(Line("ODYSSEY_DATAFLOW_BEGIN"))
     for proc in ir.processes:
         body.append(Call(proc.func, proc.args, tuple(map(str, proc.template_args)), task=True))

@@ -17,8 +17,11 @@ function, over all its instances (the calls of the region):
   ``config_storage``: a shift register up to depth 2 and 1,024 bits, else memory), charged to
   the module whose instance writes it;
 * **memories**: each array of a module (times its instances) and each ``stream_of_blocks`` of
-  the region (two blocks), in the banks of its ``ARRAY_PARTITION`` pragmas: a bank of at most
-  ``lutram.max_bits`` bits is distributed RAM, else ``ceil(W/36) * ceil(D/512)`` BRAM18K;
+  the region (two blocks), in the banks of its ``ARRAY_PARTITION`` pragmas, in the storage its
+  ``BIND_STORAGE`` names: ``impl=bram``, the fewest RAMB18E2s of the platform's shapes;
+  ``impl=lutram``, distributed RAM. Unbound, a stream of blocks is block RAM (UG1399: "The
+  stream of blocks uses 2-port BRAM (type=RAM_2P) by default") and an array goes where the
+  platform's fill rule (``fabric.json``, ``bram.min_fill``) puts it;
 * **interfaces**: each m_axi bundle at its widest port (with the burst length and outstanding
   transactions its pragmas print, UG1399's 16 and 16 where they print none) and the control
   interface.
@@ -261,13 +264,6 @@ def _fifo(bits: int, depth: int, impl: str | None, costs: FabricCosts) -> Usage:
     return out
 
 
-def _bank(width: int, depth: int, costs: FabricCosts) -> Usage:
-    lr = costs.lutram
-    if width * depth <= lr.max_bits:
-        return Usage(lut=lr.luts_per_block * -(-width // lr.block_width) * -(-depth // lr.block_depth))
-    return Usage(bram18k=-(-width // 36) * -(-depth // 512))
-
-
 def _memory(width: int, dims: tuple[int, ...], parts: dict[int, int], copies: int, costs: FabricCosts, *,
             impl: str | None = None) -> Usage:
     """``copies`` of an array in the banks of ``parts``: bound to ``impl`` (``bram``,
@@ -285,12 +281,11 @@ def _memory(width: int, dims: tuple[int, ...], parts: dict[int, int], copies: in
 def _store(width: int, depth: int, impl: str | None, costs: FabricCosts) -> Usage:
     """One bank of ``depth`` items of ``width`` bits bound to ``impl`` (``bram``, ``lutram``),
     or by its size where it is not bound."""
-    lr = costs.lutram
     if impl == "bram":
-        return Usage(bram18k=-(-width // 36) * -(-depth // 512))
+        return Usage(bram18k=costs.bram.blocks(width, depth))
     if impl == "lutram":
-        return Usage(lut=lr.luts_per_block * -(-width // lr.block_width) * -(-depth // lr.block_depth))
-    return _bank(width, depth, costs)
+        return Usage(lut=costs.lutram.luts(width, depth))
+    return _store(width, depth, costs.bank_impl(width, depth), costs)
 
 
 def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWitness:
@@ -330,9 +325,10 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
             impl[var] = im.group(1).lower()
         elif kind == "ARRAY_PARTITION" and (pm := re.search(r"factor=(\d+) dim=(\d+)", rest)):
             parts.setdefault(var, {})[int(pm.group(2))] = int(pm.group(1))
-    for var, ctype in blocks.items():  # a stream of blocks holds two blocks
+    for var, ctype in blocks.items():  # a stream of blocks holds two blocks; BRAM unless bound
         elem, dims = arrays[ctype]
-        out.memories.add(_memory(_width(elem, types), dims, parts.get(var, {}), 2, costs))
+        out.memories.add(_memory(_width(elem, types), dims, parts.get(var, {}), 2, costs,
+                                 impl=impl.get(var, "bram")))
     for ln in body:
         m = _CALL.match(ln)
         if m is None or m.group(1) not in funcs:

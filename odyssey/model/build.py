@@ -64,7 +64,7 @@ from odyssey.codegen.channels import PortTraffic, accesses_per_pass, port_paces
 from odyssey.codegen.descriptor_schema import SCHEMA_VERSION, Descriptor, ExprJson, OperandJson
 from odyssey.codegen.roles import ModuleKind
 from odyssey.errors import ModelError, PlatformError
-from odyssey.expr import Expr, Mul, const, eceil, emax, emin, from_json, lt, mul, substitute, where
+from odyssey.expr import Expr, Mul, add, const, eceil, emax, emin, from_json, lt, mul, substitute, where
 from odyssey.model.design_model import DesignModel, ParamSpec
 from odyssey.model.fabric import dsp_cut, fabric_usage
 from odyssey.model.latency import (
@@ -173,6 +173,14 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     # a chain's boundary module moves a subset of what its head moves: never the slowest
     drain_path = [n for n, m in mods.items() if m["role"] in ("drain", "writer") and not m["boundary"]]
     d_out = pipeline_depth(mods[l3_out_name], subst)
+    # a PE drain that packs its words one element per cycle (a write every 1/f iterations, f
+    # the frequency of its word branches) is in series with the drain chain after it: the
+    # stages after it start with its first word, its last word crosses every chain level
+    pe_drains = [n for n in drain_path if mods[n]["kind"] == "pe_drain"]
+    per_word = read_back_fraction(mods[pe_drains[0]], subst) if pe_drains else None
+    first_word = const(0) if per_word is None else 1 / per_word - 1 + pipeline_depth(mods[pe_drains[0]], subst)
+    chain_fill = const(0) if per_word is None else \
+        add(*[fill[n] for n in drain_path if mods[n]["kind"] == "io_drain"])
     inner_tiles = pass_tiles / out_visits
     # the writer pays a burst's overhead after the burst's first word, before it reads the
     # next: the drain chain head that feeds it (the top drain level's head: one position
@@ -198,7 +206,10 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
         # the epilogue: the last output tile's way out, through the slowest stage of the drain
         # path (the PE drains, the drain I/O levels and the writer): each stage's time per
         # visit of an output tile, from its own AST
-        drain = emax(*[eceil(lat[n] / out_visits) + fill[n] for n in drain_path])
+        # a PE drain packs its elements one per cycle, so the stages after it start with its
+        # first word (``first_word``), and its last word crosses every chain level after it
+        drain = emax(*[eceil(lat[n] / out_visits) + (chain_fill if mods[n]["kind"] == "pe_drain"
+                                                     else eceil(fill[n] + first_word)) for n in drain_path])
         terms: dict[str, Expr] = {
             "PE": first + emax(*[lat[n] for n in pe_names]) + drain + d_out,
             l3_out_name: first + tile * inner_tiles + lat[l3_out_name],

@@ -18,7 +18,7 @@ The construct costs (``platforms/fabric.json``, each with its source):
   the read multiplexer, else ``W * ceil(D / srl_depth_per_lut)`` SRL LUTs; plus its control;
 * a process: its state machine and handshake, plus one counter per loop that is not unrolled,
   ``ceil(log2(trip + 1))`` bits each, at ``lut_per_bit`` and ``ff_per_bit``;
-* a buffer bank of at most ``lutram.max_bits`` bits: distributed RAM of
+* a buffer bank bound to distributed RAM (:func:`odyssey.model.resources.on_bram` is 0):
   ``luts_per_block * ceil(W / block_width) * ceil(D / block_depth)`` LUTs;
 * an m_axi bundle: its adapter's logic and buffers; the kernel: one ``s_axilite`` control
   interface.
@@ -36,8 +36,8 @@ from odyssey.codegen.descriptor_schema import (
     StmtJson,
     nested_blocks,
 )
-from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, from_json, le, substitute, where
-from odyssey.model.resources import bank_shape, num_pes
+from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, from_json, substitute
+from odyssey.model.resources import bank_shape, num_pes, on_bram
 from odyssey.platforms import default_op_costs
 from odyssey.platforms.fabric import FabricCosts, fabric_costs
 
@@ -127,7 +127,7 @@ def module_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts) -
 
 
 def lutram_luts(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts) -> dict[str, Expr]:
-    """LUTs of each buffer's banks of at most ``lutram.max_bits`` bits (the banks
+    """LUTs of each buffer's banks bound to distributed RAM (the banks
     :func:`odyssey.model.resources.bram18k` leaves out of BRAM), by buffer name."""
     lr = costs.lutram
     out: dict[str, Expr] = {}
@@ -135,7 +135,7 @@ def lutram_luts(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts)
         banks, depth = bank_shape(b, subst)
         width = _e(b["bits_sym"], subst)
         luts = lr.luts_per_block * ceil_div(width, lr.block_width) * ceil_div(depth, lr.block_depth)
-        small = where(le(depth * width, lr.max_bits), 1, 0)
+        small = 1 - on_bram(width, depth, costs.bram)
         copies = 2 if b["double_buffered"] else 1
         out[b["name"]] = _e(b["instances_sym"], subst) * banks * small * luts * copies
     return out

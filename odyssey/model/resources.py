@@ -4,13 +4,15 @@ DSP (the paper's eq. 5-6): ``#PE * SIMD * sum(DSP(op) for op in ops per lane)`` 
 per-operator, per-type costs of ``odyssey/platforms/optable.json`` (fp32 multiply 3 + add 2,
 so an fp32 MAC lane is 5 DSP; int16 multiply 1, add 0).
 
-BRAM18K (eq. 4): for each buffer, ``instances * (2 if double-buffered) * banks *
-ceil(bits / 36) * ceil(depth / 512)``. An input block is split into the banks its descriptor's
+BRAM18K (eq. 4): for each buffer, ``instances * (2 if double-buffered) * banks * B(bits,
+depth)``, ``B`` the fewest RAMB18E2s of one bank over their width x depth shapes
+(``platforms/fabric.json``, ``bram``). An input block is split into the banks its descriptor's
 ``partition`` gives (cyclic, per dimension: the writer's packing lanes on the innermost
 dimension, ``c * S`` SIMD lanes on every dimension the SIMD loop indexes with coefficient
 ``c``), ``banks`` the product of the factors and ``depth = prod_d ceil(extent_d / factor_d)``;
-other buffers are one bank. A bank of at most 1024 bits is mapped to LUTs (0 BRAM), as HLS
-does for small arrays. URAM is not used by the generated designs (0).
+other buffers are one bank. A bank that would fill less than ``bram.min_fill`` of its
+RAMB18E2s is bound to distributed RAM instead (0 BRAM; :func:`on_bram`), as the printed
+``BIND_STORAGE`` pragmas say. URAM is not used by the generated designs (0).
 
 Off-chip traffic (the paper's eq. 1-2 in general form), bytes: counted from the DRAM accesses
 of the modules' ASTs (each executed over the loops around it, weighted by the frequency of its
@@ -25,11 +27,9 @@ from collections.abc import Mapping
 
 from odyssey.codegen.channels import dram_counts
 from odyssey.codegen.descriptor_schema import BufferJson, Descriptor, ExprJson
-from odyssey.expr import Expr, ceil_div, const, from_json, le, mul, substitute, where
+from odyssey.expr import Const, Expr, ceil_div, const, emin, from_json, lt, mul, substitute, where
 from odyssey.platforms import op_cost
-
-#: a partitioned bank of at most this many bits maps to LUTRAM/registers, not BRAM
-SMALL_BANK_BITS = 1024
+from odyssey.platforms.fabric import BramCosts, fabric_costs
 
 
 def _e(obj: ExprJson, subst: Mapping[str, Expr]) -> Expr:
@@ -107,11 +107,37 @@ def bank_shape(m: BufferJson, subst: Mapping[str, Expr]) -> tuple[Expr, Expr]:
     return banks, per_bank
 
 
+def bank_blocks(width: Expr, depth: Expr, bram: BramCosts) -> Expr:
+    """RAMB18E2s of one bank of ``depth`` items of ``width`` bits: the fewest over the shapes
+    (:meth:`~odyssey.platforms.fabric.BramCosts.blocks` at every tiling); at a constant width
+    only the deepest shape of each column count can be the fewest."""
+    shapes = bram.shapes
+    if isinstance(width, Const):
+        w = int(width.value)
+        deepest: dict[int, int] = {}
+        for sw, sd in shapes:
+            cols = -(-w // sw)
+            deepest[cols] = max(deepest.get(cols, 0), sd)
+        return emin(*[const(cols) * ceil_div(depth, sd) for cols, sd in sorted(deepest.items())])
+    return emin(*[ceil_div(width, sw) * ceil_div(depth, sd) for sw, sd in shapes])
+
+
+def on_bram(width: Expr, depth: Expr, bram: BramCosts) -> Expr:
+    """1 where a bank of ``depth`` items of ``width`` bits is bound to block RAM (it fills at
+    least ``min_fill`` of the RAMB18E2s it takes), 0 where to distributed RAM: the rule of
+    :meth:`~odyssey.platforms.fabric.FabricCosts.bank_impl` at every tiling."""
+    return where(lt(width * depth, const(bram.min_fill * bram.bits) * bank_blocks(width, depth, bram)), 0, 1)
+
+
 def _bank_cost(depth: Expr, bits: Expr, banks: Expr, inst: Expr, double: bool, smooth: bool) -> Expr:
-    """BRAM18K of ``inst`` buffers of ``banks`` banks of ``depth`` elements of ``bits`` bits."""
-    per_bank = ceil_div(bits, 36) * ceil_div(depth, 512)
-    if not smooth:
-        per_bank = where(le(depth * bits, SMALL_BANK_BITS), 0, per_bank)
+    """BRAM18K of ``inst`` buffers of ``banks`` banks of ``depth`` elements of ``bits`` bits.
+    ``smooth``: the 512 x 36 shape and no distributed-RAM rule (an upper bound without
+    ``Where``, for the mathematical-programming seed)."""
+    bram = fabric_costs().bram
+    if smooth:
+        per_bank = ceil_div(bits, 36) * ceil_div(depth, 512)
+    else:
+        per_bank = bank_blocks(bits, depth, bram) * on_bram(bits, depth, bram)
     return inst * banks * per_bank * (2 if double else 1)
 
 

@@ -9,8 +9,11 @@ first-principles derivation):
   registers (``D * W`` FF and a read multiplexer of ``mux_lut_per_bit * W`` LUT), otherwise
   SRL shift registers (``W * ceil(D / srl_depth_per_lut)`` LUT); plus its control and the
   writer's register of the item (``ff_per_bit * W``);
-* ``lutram``: a memory bank of at most ``max_bits`` bits is distributed RAM,
+* ``lutram``: a memory bank of ``W`` bits by ``D`` items in distributed RAM takes
   ``luts_per_block * ceil(W / block_width) * ceil(D / block_depth)`` LUT;
+* ``bram``: in block RAM it takes the fewest ``ceil(W / w) * ceil(D / d)`` RAMB18E2s over their
+  ``shapes`` ``(w, d)``; a bank goes to block RAM when it fills at least ``min_fill`` of them
+  (:func:`bank_impl`), else to distributed RAM;
 * ``process``: the control of each dataflow process (state machine, start/done handshake);
 * ``loop``: each loop's counter: ``lut_per_bit`` and ``ff_per_bit`` per bit of its trip count;
 * ``m_axi``: each bundle's adapter: logic growing with its data width, and a read and a write
@@ -26,7 +29,7 @@ from importlib import resources
 from typing import Any
 
 from odyssey.errors import ModelError
-from odyssey.platforms._schema import Int, MapOf, Num, Obj, Str, load_json
+from odyssey.platforms._schema import Int, ListOf, MapOf, Num, Obj, Str, load_json
 
 _SRC = {"source": Str()}
 _COST = Obj(required={"lut": Int(0), "ff": Int(0), **_SRC}, optional={"notes": Str()})
@@ -37,8 +40,10 @@ _SPEC = Obj(
         "fifo": Obj(required={"srl_min_depth": Int(1), "srl_depth_per_lut": Int(1), "mux_lut_per_bit": Num(),
                               "control_lut": Int(0), "control_ff": Int(0), "ff_per_bit": Int(0), **_SRC},
                     optional={"notes": Str()}),
-        "lutram": Obj(required={"max_bits": Int(0), "block_width": Int(1), "block_depth": Int(1),
-                                "luts_per_block": Int(1), **_SRC}, optional={"notes": Str()}),
+        "lutram": Obj(required={"block_width": Int(1), "block_depth": Int(1), "luts_per_block": Int(1), **_SRC},
+                      optional={"notes": Str()}),
+        "bram": Obj(required={"shapes": ListOf(ListOf(Int(1))), "bits": Int(1), "min_fill": Num(), **_SRC},
+                    optional={"notes": Str()}),
         "process": _COST,
         "loop": Obj(required={"lut_per_bit": Num(), "ff_per_bit": Num(), **_SRC}, optional={"notes": Str()}),
         "m_axi": Obj(required={"lut": Int(0), "ff": Int(0), "lut_per_bit": Num(), "ff_per_bit": Num(),
@@ -68,10 +73,27 @@ class FifoCosts:
 
 @dataclass(frozen=True, slots=True)
 class LutramCosts:
-    max_bits: int
     block_width: int
     block_depth: int
     luts_per_block: int
+
+    def luts(self, width: int, depth: int) -> int:
+        """LUTs of one bank of ``depth`` items of ``width`` bits in distributed RAM."""
+        return self.luts_per_block * -(-width // self.block_width) * -(-depth // self.block_depth)
+
+
+@dataclass(frozen=True, slots=True)
+class BramCosts:
+    """The RAMB18E2's width x depth ``shapes``, its ``bits`` and the fill below which a bank is
+    bound to distributed RAM instead."""
+
+    shapes: tuple[tuple[int, int], ...]
+    bits: int
+    min_fill: float
+
+    def blocks(self, width: int, depth: int) -> int:
+        """RAMB18E2s of one bank of ``depth`` items of ``width`` bits: the fewest over the shapes."""
+        return min(-(-width // w) * -(-depth // d) for w, d in self.shapes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +115,7 @@ class FabricCosts:
     operators: tuple[tuple[str, tuple[tuple[str, Logic], ...]], ...]
     fifo: FifoCosts
     lutram: LutramCosts
+    bram: BramCosts
     process: Logic
     loop_lut_per_bit: float
     loop_ff_per_bit: float
@@ -109,6 +132,12 @@ class FabricCosts:
             raise ModelError(f"no LUT/FF cost for {op!r} on {dtype!r} in {self.origin}; add it to operators.{dtype}")
         return cost
 
+    def bank_impl(self, width: int, depth: int) -> str:
+        """Where a bank of ``depth`` items of ``width`` bits is bound: ``bram`` when it fills at
+        least ``bram.min_fill`` of the RAMB18E2s it takes, else ``lutram``."""
+        b = self.bram
+        return "bram" if width * depth >= b.min_fill * b.bits * b.blocks(width, depth) else "lutram"
+
 
 def _logic(d: dict[str, Any]) -> Logic:
     return Logic(int(d["lut"]), int(d["ff"]))
@@ -117,12 +146,13 @@ def _logic(d: dict[str, Any]) -> Logic:
 def parse_fabric(data: Any, label: str) -> FabricCosts:
     """The checked table of a parsed ``fabric.json``-shaped document."""
     d = _SPEC.check(data, "", label)
-    f, lr, m = d["fifo"], d["lutram"], d["m_axi"]
+    f, lr, m, br = d["fifo"], d["lutram"], d["m_axi"], d["bram"]
     return FabricCosts(
         operators=tuple((t, tuple((op, _logic(c)) for op, c in ops.items())) for t, ops in d["operators"].items()),
         fifo=FifoCosts(f["srl_min_depth"], f["srl_depth_per_lut"], float(f["mux_lut_per_bit"]),
                        Logic(f["control_lut"], f["control_ff"]), f["ff_per_bit"]),
-        lutram=LutramCosts(lr["max_bits"], lr["block_width"], lr["block_depth"], lr["luts_per_block"]),
+        lutram=LutramCosts(lr["block_width"], lr["block_depth"], lr["luts_per_block"]),
+        bram=BramCosts(tuple((int(w), int(dp)) for w, dp in br["shapes"]), br["bits"], float(br["min_fill"])),
         process=_logic(d["process"]),
         loop_lut_per_bit=float(d["loop"]["lut_per_bit"]), loop_ff_per_bit=float(d["loop"]["ff_per_bit"]),
         m_axi=MaxiCosts(_logic(m), float(m["lut_per_bit"]), float(m["ff_per_bit"]), m["max_burst_length"],
@@ -140,4 +170,4 @@ def fabric_costs() -> FabricCosts:
     return parse_fabric(load_json(entry.read_text(encoding="utf-8"), label), label)
 
 
-__all__ = ["FabricCosts", "FifoCosts", "Logic", "LutramCosts", "MaxiCosts", "fabric_costs", "parse_fabric"]
+__all__ = ["BramCosts", "FabricCosts", "FifoCosts", "Logic", "LutramCosts", "MaxiCosts", "fabric_costs", "parse_fabric"]

@@ -38,7 +38,7 @@ def test_every_cost_has_a_source() -> None:
     for t, ops in data["operators"].items():
         for op, c in ops.items():
             assert len(c["source"]) > 20, (t, op)
-    for key in ("fifo", "lutram", "process", "loop", "m_axi", "s_axilite"):
+    for key in ("fifo", "lutram", "bram", "process", "loop", "m_axi", "s_axilite"):
         assert len(data[key]["source"]) > 20, key
 
 
@@ -82,3 +82,55 @@ def test_every_resource_is_budgeted() -> None:
     r = build_model(ks, d, platform=roomy).evaluate_one(tiling)
     assert r["dsp"] <= available(roomy, "dsp") and r["lut"] > available(roomy, "lut")
     assert not r["feasible"] and str(r["reason"]).startswith("lut ") and " > " in str(r["reason"])
+
+
+def test_bram_blocks_closed_form() -> None:
+    """RAMB18E2 shapes (UG573): 320 x 32 bits fits one 512 x 36; 8 x 512 bits takes 15 of them
+    side by side; 2,000 x 9 bits one 2K x 9; 1,000 x 40 bits three 1K x 18 side by side (512 x
+    36, two wide and two deep, would take four)."""
+    b = COSTS.bram
+    assert b.blocks(32, 320) == 1
+    assert b.blocks(512, 8) == 15
+    assert b.blocks(9, 2000) == 1
+    assert b.blocks(40, 1000) == 3
+
+
+@pytest.mark.parametrize(("width", "depth", "impl"), [
+    (32, 320, "bram"),    # 10,240 bits of one RAMB18E2's 18,432: 0.56
+    (32, 100, "lutram"),  # 0.17 < 0.2
+    (512, 8, "lutram"),   # 4,096 bits over 15 RAMB18E2s: 0.015
+    (16, 1024, "bram"),   # a full 1K x 18
+])
+def test_the_storage_rule(width: int, depth: int, impl: str) -> None:
+    assert COSTS.bank_impl(width, depth) == impl
+
+
+def test_the_symbolic_storage_rule_is_the_printed_one() -> None:
+    """The model's rule at every tiling (model.resources.on_bram, bank_blocks) equals the
+    printer's (FabricCosts.bank_impl, BramCosts.blocks) at every width and depth tried."""
+    from odyssey.expr import sym
+    from odyssey.model.resources import bank_blocks, on_bram
+
+    b = COSTS.bram
+    d = sym("D")
+    for width in (1, 8, 9, 16, 18, 32, 40, 64, 256, 512):
+        blocks_c, bram_c = bank_blocks(const(width), d, b), on_bram(const(width), d, b)
+        blocks_s, bram_s = bank_blocks(sym("W"), d, b), on_bram(sym("W"), d, b)
+        for depth in (1, 7, 64, 100, 103, 320, 511, 512, 513, 1024, 2049, 5000):
+            env = {"D": depth, "W": width}
+            want = b.blocks(width, depth)
+            assert evaluate(blocks_c, env) == want and evaluate(blocks_s, env) == want
+            on = 1 if COSTS.bank_impl(width, depth) == "bram" else 0
+            assert evaluate(bram_c, env) == on and evaluate(bram_s, env) == on, (width, depth)
+
+
+def test_the_bram_shapes_are_every_platforms_ramb18() -> None:
+    """fabric.json's RAMB18E2 shapes are the memory blocks every bundled platform states."""
+    for name in ("u200", "u250", "u280", "vu9p"):
+        import json
+        from importlib import resources
+
+        data = json.loads((resources.files("odyssey.platforms") / f"{name}.json").read_text())
+        blocks = data["memory_blocks"]["bram18k"]
+        assert sorted((s["width"], s["depth"]) for s in blocks["shapes"]) == sorted(COSTS.bram.shapes), name
+        assert blocks["bits"] == COSTS.bram.bits, name
