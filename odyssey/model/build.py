@@ -64,7 +64,20 @@ from odyssey.codegen.channels import PortTraffic, accesses_per_pass, port_paces
 from odyssey.codegen.descriptor_schema import SCHEMA_VERSION, Descriptor, ExprJson, OperandJson
 from odyssey.codegen.roles import ModuleKind
 from odyssey.errors import ModelError, PlatformError
-from odyssey.expr import Expr, Mul, add, const, eceil, emax, emin, from_json, lt, mul, substitute, where
+from odyssey.expr import (
+    Expr,
+    Mul,
+    add,
+    const,
+    eceil,
+    emax,
+    emin,
+    from_json,
+    lt,
+    mul,
+    substitute,
+    where,
+)
 from odyssey.model.design_model import DesignModel, ParamSpec
 from odyssey.model.fabric import dsp_cut, fabric_usage
 from odyssey.model.latency import (
