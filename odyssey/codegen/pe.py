@@ -287,27 +287,29 @@ def acc_t(ctx: Ctx) -> str:
     return f"{ctx.output.name}_acc_t"
 
 
-def pe_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[OperatorUse, ...]]:
-    """Streams a finished accumulator block out in words of ``LANES`` elements (the output's
-    packing), with the operators it instantiates (one for each real combination: a partial
-    sum, a start value that is not the reduction's identity, a scaling). Where no drain of
-    the design reads partial sums (:attr:`Ctx.serial_drain`), one element per cycle, packed by
-    shifting (a word leaves every ``LANES`` cycles): that keeps pace with its PE, which
-    finishes at most one element per iteration, and lets the block live in one memory bank
-    with one operator per combination; else :func:`_word_drain_function`."""
-    if not ctx.serial_drain:
-        return _word_drain_function(ctx, variant)
+@dataclass(frozen=True, slots=True)
+class _DrainLane:
+    """What a drain does to one element: its ports (``params``), how it reads a word of
+    partial sums (``bw_init``, None without one), the statements that turn ``acc``'s element
+    into the value sent on (``body``, into ``r``), its output stream and operators."""
+
+    params: tuple[Param, ...]
+    bw_init: str | None
+    body: tuple[Stmt, ...]
+    target: str
+    ops: tuple[OperatorUse, ...]
+
+
+def _drain_lane(ctx: Ctx, variant: PEVariant, lane: str, elem: str, flat: str, copies: Expr) -> _DrainLane:
+    """One element of a drain: ``lane`` is the C value of its partial sum in the word ``bw``,
+    ``elem`` of its accumulator element, ``flat`` of that element's index in the block;
+    ``copies`` the operators' copies (the lanes handled per cycle)."""
     out = ctx.output
-    octype, word, b = out.ctype, out.word_type, out.bits
+    octype, word = out.ctype, out.word_type
     op = ctx.main.op
-    packed = out.packed
     ops: list[OperatorUse] = []
     params: list[Param] = [Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="in")]
-    lanes_m = f"LANES_{out.name}"
-    # the element of the partial-sum word in hand: a packed word is shifted one element down
-    # per cycle, so its lowest lane is always the current element
-    lane = f"{of_bits(octype)}(bw({b - 1}, 0))" if packed else "bw"
-    bw_init: str | None = None  # how a word of partial sums is read
+    bw_init: str | None = None
     base: str | None
     if variant.out_head and op == "=":
         base = None
@@ -327,7 +329,7 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[Ope
                 elif ctx.pre_scale is not None:  # the start value is scaled, the partial sums are not
                     start = f"({octype})(({ctx.pre_scale}) * {old})"
                 if ctx.c0 is None and ctx.pre_scale is not None:
-                    ops.append(OperatorUse("mul", octype, const(1)))
+                    ops.append(OperatorUse("mul", octype, copies))
                 if start is not None:
                     first = ctx.first_visit()
                     base = start if first == "true" else f"({first}) ? {start} : {old}"
@@ -341,138 +343,95 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[Ope
         params.append(Param(stream_t(word), f"fifo_{out.name}_in", by_ref=True, direction="in"))
         bw_init = f"fifo_{out.name}_in.read()"
         base = lane
-    lane_body: list[Stmt] = [Decl(octype, "r", init="acc[e]")]
+    body: list[Stmt] = [Decl(octype, "r", init=elem)]
     if base is not None and op != "=":  # `=` has no reduction: the PE's value is the result
         sign = {"+=": "+", "-=": "-", "*=": "*"}[op]
-        lane_body += [Decl(octype, "base", init=base), Line(f"r = base {sign} r")]
-        ops.append(OperatorUse(_combine_kind(op), octype, const(1)))
+        body += [Decl(octype, "base", init=base), Line(f"r = base {sign} r")]
+        ops.append(OperatorUse(_combine_kind(op), octype, copies))
     if variant.out_tail and ctx.post_scale is not None:  # the result is scaled once, when final
         last = ctx.last_visit()
         if ctx.image is not None:
             last = "in_image" if last == "true" else f"({last}) && in_image"
         scale = Line(f"r = ({octype})(({ctx.post_scale}) * r)")
-        ops.append(OperatorUse("mul", octype, const(1)))
-        lane_body.append(scale if last == "true" else If(last, (scale,)))
+        ops.append(OperatorUse("mul", octype, copies))
+        body.append(scale if last == "true" else If(last, (scale,)))
     if ctx.image is not None and (variant.out_head or variant.out_tail):
-        lane_body[1:1] = _image_test(ctx, "e")
+        body[1:1] = _image_test(ctx, flat)
     target = f"fifo_{out.name}_drain" if variant.out_tail else f"fifo_{out.name}_out"
     params.append(Param(stream_t(word), target, by_ref=True, direction="out"))
     params.extend(scalar_params(ctx))
-    setup: list[Stmt] = []
-    if packed:
+    return _DrainLane(tuple(params), bw_init, tuple(body), target, tuple(ops))
+
+
+def _drain_function(ctx: Ctx, variant: PEVariant, drain: For, setup: tuple[Stmt, ...], lane: _DrainLane,
+                    what: str) -> tuple[Function, tuple[OperatorUse, ...]]:
+    out = ctx.output
+    body = ctx.tile_loops(ctx.order[: ctx.out_trunc],
+                          (Scope((Line(f"hls::read_lock<{acc_t(ctx)}> acc(acc_blocks)"), *setup, drain)),))
+    template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
+    name = variant.drain_name(ctx)
+    return Function(name, lane.params, body, template=template, kind="pe_drain", operand=out.name,
+                    comment=f"{name}: drains the accumulator of its PE, {what} ({out.lanes}-element words)."), lane.ops
+
+
+def pe_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[OperatorUse, ...]]:
+    """Streams a finished accumulator block out in words of ``LANES`` elements (the output's
+    packing), with the operators it instantiates (one for each real combination: a partial
+    sum, a start value that is not the reduction's identity, a scaling). Where no drain of
+    the design reads partial sums (:attr:`Ctx.serial_drain`), one element per cycle, packed by
+    shifting (a word leaves every ``LANES`` cycles): that keeps pace with its PE, which
+    finishes at most one element per iteration, and lets the block live in one memory bank
+    with one operator per combination. Else a word per cycle, so that the partial-sum path
+    streams: the lanes of a word are unrolled, each with its operators, and the block is
+    split into banks that serve them."""
+    out = ctx.output
+    b, word = out.bits, out.word_type
+    packed = out.packed
+    acc, _ = ctx.acc_size()
+    if ctx.serial_drain:
+        lanes_m = f"LANES_{out.name}"
+        # the partial sum in hand: a packed word is shifted one element down per cycle, so its
+        # lowest lane is always the current element
+        lane = _drain_lane(ctx, variant, f"{of_bits(out.ctype)}(bw({b - 1}, 0))" if packed else "bw", "acc[e]",
+                           "e", const(1))
+        if not packed:
+            head = () if lane.bw_init is None else (Decl(word, "bw", init=lane.bw_init),)
+            drain = For("e", acc, (*head, *lane.body, StreamWrite(lane.target, "r")), pipeline_ii=1,
+                        pipeline_depth=ctx.drain_depth())
+            return _drain_function(ctx, variant, drain, (), lane, "one element per cycle")
         every = const(1) / sym(lanes_m)  # once per word
         body: list[Stmt] = []
-        if bw_init is not None:
+        setup: list[Stmt] = []
+        if lane.bw_init is not None:
             setup.append(Decl(word, "bw"))
-            body.append(If("ln == 0", (Line(f"bw = {bw_init}"),), freq=every))
-        body += lane_body
-        if bw_init is not None:
+            body.append(If("ln == 0", (Line(f"bw = {lane.bw_init}"),), freq=every))
+        body += lane.body
+        if lane.bw_init is not None:
             body.append(Line(f"bw = bw >> {b}"))
         body += [Line(f"ow = ow >> {b}"),
                  Line(f"ow({lanes_m} * {b} - 1, ({lanes_m} - 1) * {b}) = bits_of(r)"),
-                 If(f"ln == {lanes_m} - 1", (StreamWrite(target, "ow"), Line("ln = 0")), (Line("ln++"),),
+                 If(f"ln == {lanes_m} - 1", (StreamWrite(lane.target, "ow"), Line("ln = 0")), (Line("ln++"),),
                     freq=every)]
         setup += [Decl(word, "ow"), Decl("int", "ln", init="0")]
-        drain_body = body
-    else:
-        head = [] if bw_init is None else [Decl(word, "bw", init=bw_init)]
-        drain_body = [*head, *lane_body, StreamWrite(target, "r")]
-    acc, _ = ctx.acc_size()
-    drain = For("e", acc, tuple(drain_body), pipeline_ii=1, pipeline_depth=ctx.drain_depth())
-    body_t = ctx.tile_loops(ctx.order[: ctx.out_trunc],
-                            (Scope((Line(f"hls::read_lock<{acc_t(ctx)}> acc(acc_blocks)"), *setup, drain)),))
-    template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
-    name = variant.drain_name(ctx)
-    return Function(name, tuple(params), body_t, template=template, kind="pe_drain", operand=out.name,
-                    comment=f"{name}: drains the accumulator of its PE, one element per cycle "
-                            f"({out.lanes}-element words)."), tuple(ops)
-
-
-def _word_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[OperatorUse, ...]]:
-    """A drain that reads partial sums (from DRAM or from the previous PE of an output chain):
-    a word of ``LANES`` elements per cycle, added lane by lane to the partial sums it receives
-    in words of the same shape (one operator per lane of a word for each real combination), so
-    that the partial-sum path streams at one word per cycle."""
-    out = ctx.output
-    octype, word, b = out.ctype, out.word_type, out.bits
-    op = ctx.main.op
-    packed = out.packed
+        drain = For("e", acc, tuple(body), pipeline_ii=1, pipeline_depth=ctx.drain_depth())
+        return _drain_function(ctx, variant, drain, tuple(setup), lane, "one element per cycle")
     # the lanes of a word at every tiling (1 where a tiling does not pack the output: the
     # symbolic lanes say so), not at this one: the models read these counts at every tiling
-    lanes: Expr = out.lanes_sym
-    ops: list[OperatorUse] = []
-    params: list[Param] = [Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="in")]
-
-    def lane(w: str) -> str:
-        return f"{of_bits(octype)}({w}(ln * {b} + {b - 1}, ln * {b}))" if packed else w
-
-    head: list[Stmt] = []  # per word, before the lanes
-    base: str | None
-    if variant.out_head and op == "=":
-        base = None
-    elif variant.out_head:
-        if ctx.needs_cin:
-            params.append(Param(stream_t(word), f"fifo_{out.name}_cin", by_ref=True, direction="in"))
-            cond, _ = ctx.cin_cond()
-            if cond != "true":
-                head.append(Decl(word, "bw", init=f"({cond}) ? fifo_{out.name}_cin.read() : {word}(0)"))
-                base = f"({cond}) ? {lane('bw')} : ({octype})({ctx.c0})"
-            else:
-                head.append(Decl(word, "bw", init=f"fifo_{out.name}_cin.read()"))
-                old = base = lane("bw")
-                start: str | None = None  # the start value, when it is not the value in DRAM
-                if ctx.c0 is not None:
-                    start = f"({octype})({ctx.c0})"
-                elif ctx.pre_scale is not None:  # the start value is scaled, the partial sums are not
-                    start = f"({octype})(({ctx.pre_scale}) * {old})"
-                if ctx.c0 is None and ctx.pre_scale is not None:
-                    ops.append(OperatorUse("mul", octype, lanes))
-                if start is not None:
-                    first = ctx.first_visit()
-                    base = start if first == "true" else f"({first}) ? {start} : {old}"
-                if ctx.image is not None:  # elements the computation does not write keep their value
-                    base = f"in_image ? {base} : {old}"
-        elif is_identity(ctx.c0, op):
-            base = None  # `0 + r` (or `1 * r`): the accumulator already is the result
-        else:
-            base = f"({octype})({ctx.c0})"
-    else:
-        params.append(Param(stream_t(word), f"fifo_{out.name}_in", by_ref=True, direction="in"))
-        head.append(Decl(word, "bw", init=f"fifo_{out.name}_in.read()"))
-        base = lane("bw")
-    elem = f"acc[e * LANES_{out.name} + ln]" if packed else "acc[e]"
-    lane_body: list[Stmt] = [Decl(octype, "r", init=elem)]
-    if base is not None and op != "=":  # `=` has no reduction: the PE's value is the result
-        sign = {"+=": "+", "-=": "-", "*=": "*"}[op]
-        lane_body += [Decl(octype, "base", init=base), Line(f"r = base {sign} r")]
-        ops.append(OperatorUse(_combine_kind(op), octype, lanes))
-    if variant.out_tail and ctx.post_scale is not None:  # the result is scaled once, when final
-        last = ctx.last_visit()
-        if ctx.image is not None:
-            last = "in_image" if last == "true" else f"({last}) && in_image"
-        scale = Line(f"r = ({octype})(({ctx.post_scale}) * r)")
-        ops.append(OperatorUse("mul", octype, lanes))
-        lane_body.append(scale if last == "true" else If(last, (scale,)))
-    if ctx.image is not None and (variant.out_head or variant.out_tail):
-        flat = "e * LANES_" + out.name + " + ln" if packed else "e"
-        lane_body[1:1] = _image_test(ctx, flat)
-    target = f"fifo_{out.name}_drain" if variant.out_tail else f"fifo_{out.name}_out"
-    params.append(Param(stream_t(word), target, by_ref=True, direction="out"))
-    params.extend(scalar_params(ctx))
     if packed:
-        lane_body.append(Line(f"ow(ln * {b} + {b - 1}, ln * {b}) = bits_of(r)"))
-        drain_body: list[Stmt] = [*head, Decl(word, "ow"),
-                                  For("ln", sym(out.lanes_macro), tuple(lane_body), unroll=True),
-                                  StreamWrite(target, "ow")]
+        lane = _drain_lane(ctx, variant, f"{of_bits(out.ctype)}(bw(ln * {b} + {b - 1}, ln * {b}))",
+                           f"acc[e * LANES_{out.name} + ln]", f"e * LANES_{out.name} + ln", out.lanes_sym)
     else:
-        drain_body = [*head, *lane_body, StreamWrite(target, "r")]
-    drain = For("e", ctx.out_words_sym(), tuple(drain_body), pipeline_ii=1, pipeline_depth=ctx.drain_depth())
-    body = ctx.tile_loops(ctx.order[: ctx.out_trunc],
-                          (Scope((Line(f"hls::read_lock<{acc_t(ctx)}> acc(acc_blocks)"), drain)),))
-    template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
-    name = variant.drain_name(ctx)
-    return Function(name, tuple(params), body, template=template, kind="pe_drain", operand=out.name,
-                    comment=f"{name}: drains the accumulator of its PE ({out.lanes}-element words)."), tuple(ops)
+        lane = _drain_lane(ctx, variant, "bw", "acc[e]", "e", out.lanes_sym)
+    head = () if lane.bw_init is None else (Decl(word, "bw", init=lane.bw_init),)
+    if packed:
+        words: list[Stmt] = [*head, Decl(word, "ow"),
+                             For("ln", sym(out.lanes_macro),
+                                 (*lane.body, Line(f"ow(ln * {b} + {b - 1}, ln * {b}) = bits_of(r)")), unroll=True),
+                             StreamWrite(lane.target, "ow")]
+    else:
+        words = [*head, *lane.body, StreamWrite(lane.target, "r")]
+    drain = For("e", ctx.out_words_sym(), tuple(words), pipeline_ii=1, pipeline_depth=ctx.drain_depth())
+    return _drain_function(ctx, variant, drain, (), lane, "a word per cycle")
 
 
 def _image_test(ctx: Ctx, flat: str) -> list[Stmt]:
