@@ -55,6 +55,25 @@ def board_figures(entry: dict) -> dict[str, float]:
             "cycles": b["kernel_time_s"] * b["mhz"] * 1e6}
 
 
+def printed_bram(entry: dict) -> tuple[int, list[tuple[str, int]]] | None:
+    """AutoSA's own printed buffers of a design (where its printed code is public), priced with
+    odyssey's RAMB18E2 shapes (``platforms/fabric.json``, ``bram``) as block RAM, since AutoSA
+    binds each of them to it: the BRAM18K they take, in total and per buffer. A check of the
+    BRAM pricing on a design odyssey did not generate."""
+    from odyssey.platforms.fabric import fabric_costs
+
+    printed = entry.get("printed_buffers")
+    if printed is None:
+        return None
+    bram = fabric_costs().bram
+    rows = [(b["module"], b["instances"] * b["copies"] * bram.blocks(b["width"], b["depth"]))
+            for b in printed["buffers"]]
+    m = fabric_costs().m_axi  # each bundle's read and write burst buffers, as odyssey prices its own
+    words = m.num_outstanding * m.max_burst_length
+    rows.append(("m_axi adapters", sum(2 * bram.blocks(w, words) for w in printed.get("m_axi_widths", []))))
+    return sum(n for _, n in rows), rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "boards")
@@ -90,6 +109,16 @@ def main() -> int:
                     if f == "dsp" else "| | | ")
             lines.append(f"{head}| {f} | {row[f + '_odyssey']:,.0f} | {row[f + '_board']:,.0f} "
                          f"| {row[f + '_ratio']:.3f} |")
+    for entry in data["designs"]:
+        priced = printed_bram(entry)
+        if priced is None:
+            continue
+        total, parts = priced
+        board = 2 * entry["board"]["bram36"]
+        lines += ["", f"{entry['name']}: AutoSA's printed buffers priced with odyssey's RAMB18E2 shapes: "
+                  f"{total:,} BRAM18K, {total / board:.3f} of the board's {board:,} "
+                  f"({'; '.join(f'{m}: {n:,}' for m, n in parts)})"]
+        print(f"{entry['name']:12s} AutoSA's printed buffers: {total:,} BRAM18K of the board's {board:,}")
     (args.out / "validation.md").write_text("\n".join(lines) + "\n")
     return 0
 
