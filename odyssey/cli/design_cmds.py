@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from odyssey.cli._common import (
     DEFINE_HELP,
@@ -24,6 +24,10 @@ from odyssey.cli._common import (
 )
 from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
 from odyssey.errors import OdysseyError
+from odyssey.platforms import DEFAULT_PLATFORM
+
+if TYPE_CHECKING:
+    from odyssey.platforms import Platform
 
 
 def _cmd_designs(args: argparse.Namespace) -> int:
@@ -50,13 +54,14 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from odyssey.codegen.writer import write_design
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
+    from odyssey.platforms import at_clock, load_platform
 
     scop = load_scop(args.kernel, defines(args.define))
     ks = analyse(scop, max_dim=3)
     design = ks.design(args.design)
     values = full_tiling(design, args.tiling)
     gen = generate(ks, design, values, seed=args.seed, command=["odyssey", *sys.argv[1:]],
-                   layouts=layouts(args.layout), platform=args.platform)
+                   layouts=layouts(args.layout), platform=at_clock(load_platform(args.platform), args.clock))
     out = emit_dir(args.out, lambda path: write_design(gen, path))
     t = gen.tiling
     dims = " x ".join(str(g.outer) for g in t.space)
@@ -113,21 +118,24 @@ def _cmd_csim(args: argparse.Namespace) -> int:
     return 0 if res.passed else 2
 
 
-def _design_platform(d: Path, given: str | None) -> str:
-    """``given``, else the platform a design directory's descriptor was generated for (u250 when
-    the descriptor cannot say)."""
+def _design_platform(d: Path, given: str | None) -> Platform:
+    """``given`` (at its own clock), else the platform a design directory's descriptor was
+    generated for, at the clock it records (the default platform where it cannot say)."""
+    from odyssey.platforms import design_platform, load_platform
+
     if given:
-        return given
+        return load_platform(given)
     try:
-        found = json.loads((d / "descriptor.json").read_text()).get("platform")
+        desc = json.loads((d / "descriptor.json").read_text())
+        found, clock = desc.get("platform"), desc.get("clock_mhz")
     except (OSError, ValueError, AttributeError):
-        return "u250"
-    return found if isinstance(found, str) and found else "u250"
+        return load_platform(DEFAULT_PLATFORM)
+    name = found if isinstance(found, str) and found else DEFAULT_PLATFORM
+    return design_platform(name, clock if isinstance(clock, int | float) and not isinstance(clock, bool) else None)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from odyssey.codegen.static_check import check_design
-    from odyssey.platforms import load_platform
 
     d = Path(args.dir)
     if not (d / "descriptor.json").is_file():
@@ -135,7 +143,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from odyssey.codegen.static_check import Problem
     from odyssey.model.witness import compare
 
-    platform = load_platform(_design_platform(d, args.platform))
+    platform = _design_platform(d, args.platform)
     report = check_design(d, clock_mhz=platform.clock_mhz)
     wit, model_totals, disagree = compare(d, platform)
     for x in disagree:
@@ -173,10 +181,9 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     if args.compare and res.cycles:
         from odyssey.codegen.descriptor import load_descriptor
         from odyssey.model import model_from_descriptor
-        from odyssey.platforms import load_platform
 
         desc = load_descriptor(d / "descriptor.json")
-        model = model_from_descriptor(desc, load_platform(args.platform or desc["platform"]))
+        model = model_from_descriptor(desc, _design_platform(d, args.platform))
         pred = model.evaluate_one(desc["tiling"])
         record["model_cycles"] = float(pred["latency_cycles"])
         record["error_percent"] = 100.0 * (float(pred["latency_cycles"]) - res.cycles) / res.cycles
@@ -284,8 +291,9 @@ def register(sub: Any) -> None:
     g.add_argument("--seed", type=seed, default=1,
                    help="seed of the testbench's random inputs (default 1)")
     g.add_argument("--layout", action="append", default=[], metavar="ARRAY=LAYOUT", help=LAYOUT_HELP)
-    g.add_argument("--platform", default="u250",
+    g.add_argument("--platform", default=DEFAULT_PLATFORM,
                    help="its clock, part and DRAM channels: " + PLATFORM_HELP)
+    add_clock(g)
     add_json(g, "what was written (folder, files, design, tiling, array)")
     g.set_defaults(func=_cmd_generate, outputs=outputs(("out", "design"), ("json", "file")))
 
@@ -330,7 +338,7 @@ def register(sub: Any) -> None:
     m.add_argument("--tiling", required=True, metavar="T_i1=16,...",
                    help="every tiling factor of the design by name (`odyssey designs KERNEL "
                         "--json -` lists them and their ranges; 1 = no tiling at that level)")
-    m.add_argument("--platform", default="u250", help=PLATFORM_HELP)
+    m.add_argument("--platform", default=DEFAULT_PLATFORM, help=PLATFORM_HELP)
     add_clock(m)
     m.add_argument("--variant", default="accurate", choices=("accurate", "max"),
                    help="accurate (default) or the max(compute, communication) simplification")

@@ -10,6 +10,7 @@ from odyssey.cli._common import (
     PLATFORM_HELP,
     SEED_HELP,
     ProgressLine,
+    add_clock,
     kernel_file,
     positive_float,
     positive_int,
@@ -20,12 +21,13 @@ from odyssey.cli._engine import TaskProgress, add_engine_options, engine_from
 from odyssey.cli._network_input import INPUT_SHAPE_HELP, input_shape, load_network_arg
 from odyssey.cli._output import add_json, emit_json, outputs
 from odyssey.errors import OdysseyError
+from odyssey.platforms import DEFAULT_PLATFORM
 
 
 def _cmd_network(args: argparse.Namespace) -> int:
     from odyssey.network.network_tuning import NetworkProgress, tune_network
     from odyssey.network.networks import network_document
-    from odyssey.platforms import load_platform
+    from odyssey.platforms import at_clock, load_platform
 
     engine = engine_from(args)
     if args.mm_kernel is not None and (args.shared_array or args.transfer):
@@ -59,7 +61,7 @@ def _cmd_network(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _print_layers(network, kernel=args.kernel, dw_kernel=args.dw_kernel,
                              mm_kernel=args.mm_kernel)
-    platform = load_platform(args.platform)
+    platform = at_clock(load_platform(args.platform), args.clock)
     time_s = args.time if args.time is not None or args.samples is not None else 2.0
     line = ProgressLine()
 
@@ -235,7 +237,8 @@ def register(sub: Any) -> None:
                          "search); full gives every design all N samples in one search (the "
                          "tuner's defaults). With --time alone: full. docs/cluster.md")
     nw.add_argument("--seed", type=seed, default=0, help=SEED_HELP)
-    nw.add_argument("--platform", default="u250", help=PLATFORM_HELP)
+    nw.add_argument("--platform", default=DEFAULT_PLATFORM, help=PLATFORM_HELP)
+    add_clock(nw)
     nw.add_argument("--method", metavar="NAME",
                     help="search method, a name of odyssey.tune.TUNERS (default odyssey: MP seed + "
                          "evolutionary search; with --transfer, evolutionary); an unknown name "

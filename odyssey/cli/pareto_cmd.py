@@ -23,6 +23,7 @@ from odyssey.cli._common import (
 from odyssey.cli._engine import TaskProgress, add_engine_options, engine_from
 from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
 from odyssey.errors import OdysseyError
+from odyssey.platforms import DEFAULT_PLATFORM
 
 _DEFAULT_TIME_S = 60.0
 
@@ -226,7 +227,7 @@ def register(sub: Any) -> None:
     p.add_argument("kernel", type=kernel_file, help=KERNEL_HELP)
     p.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
                    help=DEFINE_HELP)
-    p.add_argument("--platform", default="u250", help=PLATFORM_HELP)
+    p.add_argument("--platform", default=DEFAULT_PLATFORM, help=PLATFORM_HELP)
     p.add_argument("--design", default="all",
                    help="design id or index, or `all` (default): every dataflow and ordering together")
     p.add_argument("--objectives", default="latency,dsp,bram18k", metavar="A,B,...",

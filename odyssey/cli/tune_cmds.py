@@ -25,6 +25,7 @@ from odyssey.cli._common import (
 from odyssey.cli._engine import add_engine_options, engine_from, tune_designs
 from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
 from odyssey.errors import OdysseyError
+from odyssey.platforms import DEFAULT_PLATFORM
 
 
 def _tune_record(design: Any, model: Any, tuner: Any, result: Any) -> dict[str, Any]:
@@ -281,7 +282,7 @@ def register(sub: Any) -> None:
     t.add_argument("kernel", type=kernel_file, help=KERNEL_HELP)
     t.add_argument("-D", dest="define", action="append", default=[], metavar="NAME=VALUE",
                    help=DEFINE_HELP)
-    t.add_argument("--platform", default="u250", help=PLATFORM_HELP)
+    t.add_argument("--platform", default=DEFAULT_PLATFORM, help=PLATFORM_HELP)
     add_clock(t)
     t.add_argument("--design", default="all", help="design id or index, or `all` (default)")
     t.add_argument("--time", type=positive_float, metavar="SECONDS",
@@ -319,7 +320,7 @@ def register(sub: Any) -> None:
     o.add_argument("--design", required=True,
                    help="design id or index from `odyssey designs`, or `all`: every design of "
                         "the paper's space (arrays of at most two dimensions)")
-    o.add_argument("--platform", default="u250", help=PLATFORM_HELP)
+    o.add_argument("--platform", default=DEFAULT_PLATFORM, help=PLATFORM_HELP)
     add_clock(o)
     o.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="stop after SECONDS with the best tiling found and the remaining gap "

@@ -41,7 +41,7 @@ from odyssey.codegen.layout import DramLayout, dram_layout
 from odyssey.codegen.pe import acc_t
 from odyssey.codegen.top import absent_drain_variants, build_array, has_cin
 from odyssey.expr import Expr, const, evaluate
-from odyssey.platforms import Platform, assumption, load_platform
+from odyssey.platforms import DEFAULT_PLATFORM, Platform, assumption, load_platform
 from odyssey.platforms.fabric import fabric_costs
 
 BufferRole = Literal["input_block", "accumulator", "running_sums", "partial_sums"]
@@ -189,7 +189,7 @@ def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
                              arr.partitions.get(f.name, ()), f.bits_sym) for f in arr.fifos.values())
     processes = tuple(Process(i.func, i.template_args, i.args, arr.channels(i)) for i in arr.instances)
     modules = tuple(arr.functions.values())
-    ports = _on_channels(ctx, _ports(ctx), modules, platform or load_platform("u250"))
+    ports = _on_channels(ctx, _ports(ctx), modules, platform or load_platform(DEFAULT_PLATFORM))
     by_name = {c.name: c for c in channels}
     hardware = []
     for f in modules:

@@ -34,6 +34,7 @@ from odyssey.codegen.roles import module_kind, role_of
 from odyssey.codegen.typed_json import check_json, json_schema, show
 from odyssey.errors import DescriptorError
 from odyssey.expr import Expr, const, to_json
+from odyssey.platforms import Platform, reload_name
 
 _L = TypeVar("_L", bound=str)
 
@@ -50,9 +51,9 @@ def _one_of(value: str, choices: tuple[_L, ...]) -> _L:
     raise AssertionError(f"{value!r} is not one of {', '.join(choices)}")
 
 
-def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: str = "u250") -> Descriptor:
-    """The descriptor of the array ``ir`` built from ``ctx`` for ``platform``; ``command`` is the
-    command line that asked for it."""
+def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> Descriptor:
+    """The descriptor of the array ``ir`` built from ``ctx`` for ``platform`` (its name, or its
+    file, and its kernel clock); ``command`` is the command line that asked for it."""
     t = ctx.tiling
     d = t.design
     scop = ctx.scop
@@ -65,7 +66,8 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: str = "u250") -
         "schema_version": SCHEMA_VERSION,
         "generator": "odyssey",
         "command": command,
-        "platform": platform,
+        "platform": reload_name(platform),
+        "clock_mhz": float(platform.clock_mhz),
         "kernel": {"file": scop.file, "function": scop.function, "statement": ctx.main.text,
                    "op": ctx.main.op, "initial_value": ctx.c0},
         "design": {"id": d.id, "index": d.index, "dataflow": d.dataflow, "ordering": d.ordering,

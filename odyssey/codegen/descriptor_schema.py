@@ -43,8 +43,9 @@ from odyssey.mapping.space import Level
 #: 4: an input's pack dimension and per-dimension pack factors (``pack_*`` of an operand)
 #: 5: the platform; every port's DRAM channel, memory kind, m_axi bundle and Vitis connectivity
 #: 7: each module's symbolic instance count, operators and output FIFOs; every FIFO's symbolic width
-SchemaVersion = Literal[7]
-SCHEMA_VERSION: Final[SchemaVersion] = 7
+#: 8: the kernel clock the design was generated for (``clock_mhz``)
+SchemaVersion = Literal[8]
+SCHEMA_VERSION: Final[SchemaVersion] = 8
 
 AssignOp = Literal["=", "+=", "-=", "*="]
 OutputAccumulation = Literal["on_chip", "partial_sums_leave_array"]
@@ -405,6 +406,7 @@ class Descriptor(TypedDict):
     generator: Literal["odyssey"]
     command: str
     platform: str  # the platform the design was generated for (a bundled name or a file)
+    clock_mhz: float  # the kernel clock it was generated for (hls.tcl's period; the model's)
     kernel: KernelJson
     design: DesignJson
     sizes: dict[str, int]

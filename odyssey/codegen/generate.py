@@ -19,7 +19,7 @@ from odyssey.codegen.printer import kernel_files
 from odyssey.codegen.tiling import Tiling, make_tiling
 from odyssey.errors import CodegenError
 from odyssey.mapping.space import Design, KernelSpace
-from odyssey.platforms import Platform, assumption, load_platform, op_cost
+from odyssey.platforms import DEFAULT_PLATFORM, Platform, assumption, load_platform, op_cost
 from odyssey.polyhedral.dependences import image_constraints
 from odyssey.polyhedral.scop import Statement
 
@@ -69,12 +69,15 @@ class GeneratedDesign:
 
 def generate(
     space: KernelSpace, design: Design, values: Mapping[str, int], *, seed: int = 1,
-    command: Sequence[str] = (), platform: str = "u250", layouts: Mapping[str, Layout] | None = None,
+    command: Sequence[str] = (), platform: Platform | str = DEFAULT_PLATFORM,
+    layouts: Mapping[str, Layout] | None = None,
 ) -> GeneratedDesign:
-    """Build the HLS design of ``design`` with tiling ``values``; ``layouts`` maps array names to
-    their DRAM layout (``serialized``, the default, or ``row_major``; see
+    """Build the HLS design of ``design`` with tiling ``values`` for ``platform`` (an object,
+    e.g. at another clock, or a bundled name or file); ``layouts`` maps array names to their
+    DRAM layout (``serialized``, the default, or ``row_major``; see
     :mod:`odyssey.codegen.layout`)."""
-    built = _build(space, design, values, platform, layouts)
+    plat = _platform(platform)
+    built = _build(space, design, values, plat, layouts)
     ctx, ir, tiling, main = built.ctx, built.ir, built.tiling, built.main
     scop = space.scop
     cmd = shlex.join(command) if command else "(API call)"
@@ -87,12 +90,11 @@ def generate(
         f"{tiling.loop(design.simd_loop).t2 if design.simd_loop else 1}, PE II={ctx.pe_ii()}\n"
         f"command: {cmd}"
     )
-    plat = load_platform(platform)
     h_text, cpp_text = kernel_files(ctx, ir, header,
                                     burst_overhead=int(plat.kernel_memory.burst_overhead_cycles),
                                     region_restart=assumption("region_restart_cycles").value)
     host = host_source(scop, ir, seed=seed)
-    desc = descriptor(ctx, ir, command=cmd, platform=platform)
+    desc = descriptor(ctx, ir, command=cmd, platform=plat)
     name = f"{scop.function or 'kernel'}_{design.id}".replace(".", "_").replace("-", "_")
     from odyssey.codegen.csim import include_dir
 
@@ -124,13 +126,18 @@ def connectivity_cfg(ir: ArrayIR, plat: Platform) -> str:
 
 
 def generate_descriptor(
-    space: KernelSpace, design: Design, values: Mapping[str, int], *, platform: str = "u250",
+    space: KernelSpace, design: Design, values: Mapping[str, int], *, platform: Platform | str = DEFAULT_PLATFORM,
     layouts: Mapping[str, Layout] | None = None,
 ) -> Descriptor:
     """The descriptor :func:`generate` would write, without printing the HLS sources (what
     the models need: about half the time of :func:`generate`)."""
-    built = _build(space, design, values, platform, layouts)
-    return descriptor(built.ctx, built.ir, command="(API call)", platform=platform)
+    plat = _platform(platform)
+    built = _build(space, design, values, plat, layouts)
+    return descriptor(built.ctx, built.ir, command="(API call)", platform=plat)
+
+
+def _platform(platform: Platform | str) -> Platform:
+    return platform if isinstance(platform, Platform) else load_platform(platform)
 
 
 def output_terms(space: KernelSpace) -> tuple[str | None, str | None, str | None]:
@@ -168,7 +175,7 @@ class _Built:
     main: Statement
 
 
-def _build(space: KernelSpace, design: Design, values: Mapping[str, int], platform: str,
+def _build(space: KernelSpace, design: Design, values: Mapping[str, int], platform: Platform | str,
            layouts: Mapping[str, Layout] | None = None) -> _Built:
     """Check that the generator supports ``design``, then build its array at ``values``."""
     tiling = make_tiling(design, values)
@@ -212,7 +219,7 @@ def _build(space: KernelSpace, design: Design, values: Mapping[str, int], platfo
     _, red_lat = op_cost(dtype, red_op)
     _, mul_lat = op_cost(dtype, "mul")
     ctx = Ctx(scop, main, tiling, operands, c0, red_lat, mul_lat, pre_scale=pre, post_scale=post, image=image)
-    ir = array_ir(ctx, load_platform(platform))
+    ir = array_ir(ctx, _platform(platform))
     _check_names(ir)
     return _Built(ctx, ir, tiling, main)
 

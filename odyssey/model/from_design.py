@@ -33,8 +33,7 @@ def build_model(space: KernelSpace, design: Design, *, platform: Platform, varia
                 layouts: Mapping[str, Layout] | None = None) -> DesignModel:
     """The model of every tiling of ``design``; ``layouts`` as in
     :func:`~odyssey.codegen.generate.generate` (every array serialized by default)."""
-    desc = generate_descriptor(space, design, representative_tiling(design),
-                               platform=_platform_name(platform), layouts=layouts)
+    desc = generate_descriptor(space, design, representative_tiling(design), platform=platform, layouts=layouts)
     ops = float(len(desc["compute"]["ops_per_lane"]) * domain_points(space))
     return model_from_descriptor(desc, platform, variant=variant, ops=ops)
 
@@ -51,10 +50,3 @@ def domain_points(space: KernelSpace) -> int:
     return int(space.scop.domain(main).count_val().to_python())
 
 
-def _platform_name(platform: Platform) -> str:
-    """What :func:`~odyssey.platforms.load_platform` reloads ``platform`` from: its user file,
-    or its bundled name (a bundled platform's origin is a label, not a path from here)."""
-    from pathlib import Path
-
-    return platform.origin if platform.origin.endswith(".json") and Path(platform.origin).is_file() \
-        else platform.name

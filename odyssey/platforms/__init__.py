@@ -7,6 +7,7 @@ The numbers live in the JSON files next to this module (one per platform, plus
 from __future__ import annotations
 
 from odyssey.platforms.loader import (
+    DEFAULT_PLATFORM,
     DEFAULT_USABLE_FRACTION,
     RESOURCES,
     Assumption,
@@ -23,11 +24,13 @@ from odyssey.platforms.loader import (
     at_clock,
     available,
     default_op_costs,
+    design_platform,
     list_platforms,
     load_op_costs,
     load_platform,
     mac_cost,
     op_cost,
+    reload_name,
     with_kernel_resources,
 )
 
@@ -35,7 +38,10 @@ __all__ = [
     "Assumption",
     "assumption",
     "at_clock",
+    "DEFAULT_PLATFORM",
     "DEFAULT_USABLE_FRACTION",
+    "design_platform",
+    "reload_name",
     "RESOURCES",
     "BramGeometry",
     "MemoryInterface",

@@ -316,6 +316,25 @@ def with_kernel_resources(platform: Platform, **counts: int) -> Platform:
     return dataclasses.replace(platform, region=dataclasses.replace(platform.kernel_resources, **counts))
 
 
+#: the platform every command targets unless told otherwise
+DEFAULT_PLATFORM = "u250"
+
+
+def reload_name(platform: Platform) -> str:
+    """What :func:`load_platform` reloads ``platform`` from: its bundled name, or its user file.
+    A design records it."""
+    if platform.origin == f"odyssey/platforms/{platform.name.lower()}.json" \
+            and platform.name.lower() in _bundled_names():
+        return platform.name
+    return platform.origin
+
+
+def design_platform(name_or_path: str, clock_mhz: float | None) -> Platform:
+    """The platform a design was generated for: the one its descriptor names, at the clock
+    it records."""
+    return at_clock(load_platform(name_or_path), clock_mhz)
+
+
 def at_clock(platform: Platform, clock_mhz: float | None) -> Platform:
     """``platform`` with its kernel clock set to ``clock_mhz`` (None: unchanged). The model's
     GOP/s and each DRAM channel's bytes per cycle follow the clock; operator latencies stay

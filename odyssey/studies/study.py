@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from odyssey.errors import StudyError
 from odyssey.frontend.bundled import KERNELS_DIR
-from odyssey.platforms import Platform
+from odyssey.platforms import DEFAULT_PLATFORM, Platform
 from odyssey.plots import Plot
 from odyssey.tune.engine import Engine
 
@@ -169,7 +169,7 @@ class Study:
     quick: Preset
     run: Callable[[StudyContext], StudyResult]
     paper_values: tuple[PaperValue, ...] = ()
-    platform: str = "u250"
+    platform: str = DEFAULT_PLATFORM
 
     def preset(self, name: PresetName) -> Preset:
         if name not in ("full", "quick"):

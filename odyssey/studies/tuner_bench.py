@@ -26,7 +26,7 @@ from odyssey.frontend import load_scop
 from odyssey.frontend.bundled import KERNELS_DIR
 from odyssey.mapping.space import analyse
 from odyssey.model import DesignModel, build_model
-from odyssey.platforms import Platform, load_platform
+from odyssey.platforms import DEFAULT_PLATFORM, Platform, load_platform
 from odyssey.tune import TUNERS, TracePoint, make_tuner, run_tuner
 from odyssey.tune.base import Tuner
 from odyssey.tune.engine import Engine, Task, run_tasks
@@ -46,7 +46,7 @@ class BenchConfig:
 
     kernel: Path = KERNELS_DIR / "mm.c"
     sizes: Mapping[str, int] = field(default_factory=lambda: {"I": 1024, "J": 1024, "K": 1024})
-    platform: str = "u250"
+    platform: str = DEFAULT_PLATFORM
     designs: tuple[str, ...] | None = None
     methods: tuple[str, ...] = METHODS
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)

@@ -138,6 +138,35 @@ def test_generate_lists_every_file_it_writes(tmp_path: Path) -> None:
     assert rec["design_dir"] == str(out) and rec["pes"] == 4 and rec["array"] == [2, 2]
 
 
+def test_generate_at_another_clock_keeps_it(tmp_path: Path) -> None:
+    """`generate --clock` prints hls.tcl's period and records the clock in the descriptor;
+    `check` and `sim --compare` take the platform at that clock without being told."""
+    out = tmp_path / "mm"
+    o = run(["generate", "mm", *SMALL, "--design", "ij-ij.k", "--tiling", TILING, "--out", str(out),
+             "--clock", "250"])
+    assert o.code == 0, o.err
+    assert "create_clock -period 4.000" in (out / "hls.tcl").read_text()
+    desc = json.loads((out / "descriptor.json").read_text())
+    assert desc["clock_mhz"] == 250.0 and desc["platform"] == "u250"
+    ok = run(["check", str(out)])
+    assert ok.code == 0 and " ok" in ok.out, ok.out
+    other = run(["check", str(out), "--platform", "u250"])  # the platform file's own 300 MHz
+    assert other.code == 2 and "the platform's clock is 300 MHz" in other.out
+
+
+def test_network_at_another_clock() -> None:
+    """`network --clock`: the platform at the clock given, GOP/s at that clock."""
+    argv = ["network", "vgg16", "--design", "oh-ohw.ipq", "--samples", "30", "--seed", "0", "--json", "-"]
+    a, b = run(argv), run([*argv, "--clock", "150"])
+    assert a.code == 0 and b.code == 0, b.err
+    ra, rb = json.loads(a.out), json.loads(b.out)
+    assert ra["clock_mhz"] == 300.0 and rb["clock_mhz"] == 150.0
+    t = rb["totals"]
+    assert t["throughput_gops"] == pytest.approx(t["ops"] / (t["latency_cycles"] / 150e6) / 1e9)
+    for x in rb["layers"]:
+        assert x["throughput_gops"] == pytest.approx(x["ops"] / (x["latency_cycles"] / 150e6) / 1e9)
+
+
 # ------------------------------------------------------------------ exit status
 
 

@@ -30,7 +30,7 @@ from odyssey.errors import OdysseyError
 from odyssey.mapping.space import Design, KernelSpace
 from odyssey.model import build_model
 from odyssey.model.design_model import DesignModel
-from odyssey.platforms import Platform
+from odyssey.platforms import DEFAULT_PLATFORM, Platform
 from odyssey.tune import make_tuner
 from odyssey.tune.base import check_int, run_tuner
 from odyssey.tune.fidelity.mfbo import Candidate, Measurement
@@ -96,7 +96,7 @@ class _GeneratedDesignFidelity(ABC):
     generated for ``platform`` (a bundled name or a file: its clock, part and DRAM channels)."""
 
     def __init__(self, space: KernelSpace, *,
-                 cache: MutableMapping[CacheKey, Measurement] | None = None, platform: str = "u250") -> None:
+                 cache: MutableMapping[CacheKey, Measurement] | None = None, platform: str = DEFAULT_PLATFORM) -> None:
         self.space = space
         self.platform = platform
         self.cache = cache if cache is not None else {}
@@ -129,7 +129,7 @@ class TimedSimFidelity(_GeneratedDesignFidelity):
 
     def __init__(
         self, space: KernelSpace, *, timeout_s: float = 300.0, cxx: str = "g++", seed: int = 1,
-        cache: MutableMapping[CacheKey, Measurement] | None = None, platform: str = "u250",
+        cache: MutableMapping[CacheKey, Measurement] | None = None, platform: str = DEFAULT_PLATFORM,
     ) -> None:
         super().__init__(space, cache=cache, platform=platform)
         self.timeout_s = timeout_s
@@ -159,7 +159,7 @@ class HlsFidelity(_GeneratedDesignFidelity):
 
     def __init__(
         self, space: KernelSpace, *, timeout_s: float = 7200.0, keep: Path | None = None,
-        cache: MutableMapping[CacheKey, Measurement] | None = None, platform: str = "u250",
+        cache: MutableMapping[CacheKey, Measurement] | None = None, platform: str = DEFAULT_PLATFORM,
     ) -> None:
         super().__init__(space, cache=cache, platform=platform)
         self.timeout_s = timeout_s
