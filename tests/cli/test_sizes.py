@@ -78,3 +78,34 @@ def test_memory_error_is_an_error_not_a_bug(monkeypatch: pytest.MonkeyPatch,
     err = capsys.readouterr().err
     assert rc == 2 and "out of memory (Unable to allocate 32.0 GiB" in err
     assert "internal error" not in err
+
+
+def test_a_triangular_kernel_too_big_to_count_is_a_clear_error() -> None:
+    """SYRK (j <= i) at N = 8.8e11: counting its iterations hung (isl scanned every i); now
+    exit 2 naming the statement and what to do, at once. At N = K = 4096 its model is built
+    (the free loop k counts as a factor: 16 s of counting before, now well under a second)."""
+    import time
+
+    from tests.cli.fuzz import run
+
+    start = time.perf_counter()
+    o = run(["tune", "polybench/syrk", "-DN=875387115520", "-DM=1", "--design", "0", "--time", "0.3"])
+    assert o.code == 2 and "is not a box" in o.err and "give them smaller sizes" in o.err, o.describe()
+    assert time.perf_counter() - start < 30
+    o = run(["model", "syrk", "-DN=4096", "-DK=4096", "--design", "0", "--tiling",
+             "T_i1=1,T_j1=1,T_k1=1,T_i2=1,T_j2=1,T_k2=1", "--json", "-"])
+    assert o.code == 0, o.describe()
+
+
+def test_the_optimum_never_proves_a_negative_lower_bound() -> None:
+    """PolyBench TRMM at N = 697,094,648,759: the interval bounds (rounded outward) dipped
+    below zero and the optimum said "no tiling is faster than -45,456,268,172,671 cycles"
+    when its time ran out; a latency is never negative (found by the size fuzzer, seed 25)."""
+    from tests.cli.fuzz import run
+
+    o = run(["optimum", "polybench/trmm_oop", "-DM=61", "-DN=697094648759", "--design", "i-ik.j",
+             "--time", "0.3", "--json", "-"])
+    assert o.code == 0, o.describe()
+    rec = json.loads(o.out)
+    assert 0 <= rec["lower_bound_cycles"] <= rec["latency_cycles"], rec
+    assert not re.search(r"-[\d,]{2,} cycles", o.out + o.err), o.out
