@@ -13,10 +13,10 @@ from odyssey.codegen.generate import generate_descriptor
 from odyssey.codegen.geometry import Layout
 from odyssey.errors import ModelError
 from odyssey.mapping.space import Design, KernelSpace
-from odyssey.polyhedral.affine import count_points
 from odyssey.model.build import model_from_descriptor
 from odyssey.model.design_model import DesignModel
 from odyssey.platforms import Platform
+from odyssey.polyhedral.affine import count_points
 
 
 def representative_tiling(design: Design) -> dict[str, int]:
