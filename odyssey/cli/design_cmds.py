@@ -12,6 +12,8 @@ from odyssey.cli._common import (
     DEFINE_HELP,
     KERNEL_HELP,
     PLATFORM_HELP,
+    PROGRESS_EVERY_S,
+    ProgressLine,
     add_clock,
     defines,
     full_tiling,
@@ -102,7 +104,7 @@ def _cmd_csim(args: argparse.Namespace) -> int:
     d = Path(args.dir)
     _check_simulatable(d)
     res = run_csim(d, mode="concurrent" if args.concurrent else "sequential", timeout_s=args.timeout,
-                   compile_timeout_s=args.compile_timeout)
+                   compile_timeout_s=args.compile_timeout, interruptible=True)
     emit_json(args.json, {"design_dir": str(d), "mode": res.mode, "headers": res.headers,
                           "status": res.status, "message": res.message,
                           "compile_seconds": round(res.compile_seconds, 3),
@@ -115,7 +117,7 @@ def _cmd_csim(args: argparse.Namespace) -> int:
         tail = (res.stderr or res.stdout).strip().splitlines()[-20:]
         for line in tail:
             print("  " + line, file=sys.stderr)
-    return 0 if res.passed else 2
+    return 0 if res.passed else 130 if res.status == "interrupted" else 2
 
 
 def _design_platform(d: Path, given: str | None) -> Platform:
@@ -164,11 +166,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_sim(args: argparse.Namespace) -> int:
-    from odyssey.codegen.timedsim import run_timed_sim
+    from odyssey.codegen.timedsim import TimedProgress, run_timed_sim
 
     d = Path(args.dir)
     _check_simulatable(d)
-    res = run_timed_sim(d, timeout_s=args.timeout)
+    say = ProgressLine()
+    say(f"sim {d}: compiling, then simulating (a progress line every "
+         f"{PROGRESS_EVERY_S:g} s; Ctrl-C stops it and prints how far it got)", force=True)
+
+    def said(p: TimedProgress) -> None:
+        say(f"sim {d}: {p.seconds:.0f} s, cycle {p.cycle:,} reached, {p.finished} of "
+             f"{p.started} tasks finished")
+
+    res = run_timed_sim(d, timeout_s=args.timeout, interruptible=True, progress=said)
+    say.clear()
+    if res.status == "interrupted":
+        return _sim_interrupted(d, res, args.json)
     record: dict[str, object] = {
         "design_dir": str(d),
         "status": res.status,
@@ -208,6 +221,35 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         for line in (res.stderr or res.stdout).strip().splitlines()[-20:]:
             print("  " + line)
     return 0 if res.passed else 2
+
+
+def _sim_interrupted(d: Path, res: Any, json_target: str | None) -> int:
+    """Ctrl-C during `odyssey sim`: how far the simulation got (never a latency), exit 130."""
+    reached, tasks = res.reached, res.tasks
+    emit_json(json_target, {
+        "design_dir": str(d), "status": "interrupted", "message": res.message,
+        "simulated_cycles": None,
+        "cycle_reached": None if reached is None else reached.cycle,
+        "tasks_finished": None if reached is None else reached.finished,
+        "tasks_started": None if reached is None else reached.started,
+        "tasks": [{"name": t.name, "done": t.done, "cycle": t.clock, "stall_cycles": t.stall}
+                  for t in tasks],
+        "compile_seconds": round(res.compile_seconds, 3), "run_seconds": round(res.run_seconds, 3)})
+    print(f"{d}: interrupted: {res.message} (compile {res.compile_seconds:.1f} s, "
+          f"run {res.run_seconds:.2f} s)")
+    if reached is None:
+        print("simulated so far: nothing the program could report (the kernel had not started, "
+              "or it was stopped before it could print its state)")
+    else:
+        print(f"simulated so far (interrupted, not a final latency): cycle {reached.cycle:,} "
+              f"reached, a lower bound of the latency; {reached.finished} of the {reached.started} "
+              "tasks started had finished")
+        rows = [["task", "state", "cycle", "stall cycles"]]
+        rows += [[t.name, "done" if t.done else "running", "?" if t.clock is None else str(t.clock),
+                  "?" if t.stall is None else str(t.stall)] for t in tasks]
+        print(table(rows))
+    print("odyssey: interrupted; the simulation's state at Ctrl-C is above", file=sys.stderr)
+    return 130
 
 
 def _cmd_model(args: argparse.Namespace) -> int:

@@ -26,21 +26,23 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from odyssey.errors import SimulationError
 
 CsimStatus = Literal["pass", "mismatch", "deadlock", "empty_read", "leftover", "timeout",
-                     "compile_error", "runtime_error"]
+                     "compile_error", "runtime_error", "interrupted"]
 CsimMode = Literal["sequential", "concurrent"]
 MODES: tuple[CsimMode, ...] = ("sequential", "concurrent")
 
@@ -58,6 +60,9 @@ SEQUENTIAL_FLAGS: tuple[str, ...] = ("-std=c++17", "-O1", "-include", "odyssey_v
 _STREAM_PRAGMA = re.compile(r"^\s*#pragma\s+HLS\s+STREAM\s+variable=(\w+)\s+depth=(\d+)", re.M | re.I)
 COMPILE_TIMEOUT_S = 600.0
 MAX_DEADLOCK_TIMEOUT_S = 10.0
+#: seconds the program may take to print its state and exit after Ctrl-C before it is killed
+INTERRUPT_GRACE_S = 10.0
+INTERRUPTED_EXIT_CODE = 130
 COMPILER_LINES = 40
 TAIL_LINES = 20
 
@@ -139,9 +144,18 @@ def run_csim(
     cxx: str = "g++",
     extra_flags: Sequence[str] = (),
     compile_timeout_s: float | None = None,
+    interruptible: bool = False,
+    on_stderr: Callable[[str], bool] | None = None,
 ) -> CsimResult:
     """Compile every ``*.cpp`` of ``design_dir`` for ``mode`` (see the module docstring), run
     it, classify.
+
+    A KeyboardInterrupt (Ctrl-C) stops the compiler or the program (SIGINT, then after
+    ``INTERRUPT_GRACE_S`` a kill) and keeps what it printed: with ``interruptible`` the result
+    has status ``"interrupted"``; without it (a caller running several simulations, which must
+    stop them all) the KeyboardInterrupt propagates once the child is gone. ``on_stderr`` sees
+    each line the program writes to standard error as it comes (in the calling thread); a line
+    for which it returns True is left out of the result's ``stderr``.
 
     The binary is built in a temporary directory, which is also the working directory of the
     run (``ODYSSEY_DESIGN_DIR`` points back at the design). ``extra_flags`` go last on the
@@ -169,8 +183,24 @@ def run_csim(
         raise SimulationError(f"--compile-timeout must be positive, got {compile_timeout_s}")
     limit = compile_timeout_s if compile_timeout_s is not None else compile_timeout(sources)
     headers = vendor_include_dir() if mode == "sequential" else include_dir()
-    result = _compile_and_run(design, sources, compiler, mode, headers, timeout_s, extra_flags, limit)
+    watch = _Watch(interruptible, on_stderr)
+    result = _compile_and_run(design, sources, compiler, mode, headers, timeout_s, extra_flags, limit,
+                              watch)
     return replace(result, mode=mode, headers=str(headers))
+
+
+class _Watch:
+    """How :func:`run_csim` treats Ctrl-C and the program's standard error."""
+
+    def __init__(self, interruptible: bool, on_stderr: Callable[[str], bool] | None) -> None:
+        self.interruptible = interruptible
+        self.on_stderr = on_stderr
+
+    def interrupted(self, result: CsimResult) -> CsimResult:
+        """``result`` of a run stopped by Ctrl-C, or the KeyboardInterrupt again."""
+        if not self.interruptible:
+            raise KeyboardInterrupt
+        return result
 
 
 def compile_timeout(sources: Sequence[Path]) -> float:
@@ -181,7 +211,8 @@ def compile_timeout(sources: Sequence[Path]) -> float:
 
 
 def _compile_and_run(design: Path, sources: list[Path], compiler: str, mode: CsimMode, headers: Path,
-                     timeout_s: float, extra_flags: Sequence[str], compile_limit: float) -> CsimResult:
+                     timeout_s: float, extra_flags: Sequence[str], compile_limit: float,
+                     watch: _Watch) -> CsimResult:
     with tempfile.TemporaryDirectory(prefix="odyssey-csim-") as build:
         binary = Path(build) / "csim"
         units = [str(s.resolve()) for s in sources]
@@ -204,6 +235,10 @@ def _compile_and_run(design: Path, sources: list[Path], compiler: str, mode: Csi
             compiled = subprocess.run(
                 command, capture_output=True, timeout=compile_limit, check=False
             )
+        except KeyboardInterrupt:  # subprocess.run has killed the compiler
+            return watch.interrupted(_result(
+                "interrupted", f"interrupted while compiling (after {time.monotonic() - start:.1f} s)",
+                compile_seconds=time.monotonic() - start))
         except subprocess.TimeoutExpired:
             return _result(
                 "compile_error",
@@ -226,33 +261,121 @@ def _compile_and_run(design: Path, sources: list[Path], compiler: str, mode: Csi
         env["ODYSSEY_CSIM_TIMEOUT"] = f"{deadlock_timeout(timeout_s):g}"
         env["ODYSSEY_DESIGN_DIR"] = str(design.resolve())
         start = time.monotonic()
-        try:
-            ran = subprocess.run(
-                [str(binary)],
-                capture_output=True,
-                timeout=timeout_s,
-                cwd=build,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as expired:
+        ran = _run_program([str(binary)], cwd=build, env=env, timeout_s=timeout_s,
+                           on_stderr=watch.on_stderr)
+        run_seconds = time.monotonic() - start
+        if ran.how == "timeout":
             return _result(
                 "timeout",
                 f"simulation did not finish within {timeout_s:g} s",
-                stdout=_text(expired.stdout),
-                stderr=_text(expired.stderr),
+                stdout=ran.stdout,
+                stderr=ran.stderr,
                 compile_seconds=compile_seconds,
-                run_seconds=time.monotonic() - start,
+                run_seconds=run_seconds,
             )
-        run_seconds = time.monotonic() - start
+        if ran.how == "interrupted":
+            return watch.interrupted(_result(
+                "interrupted", _interrupted_message(ran, run_seconds), stdout=ran.stdout,
+                stderr=ran.stderr, compile_seconds=compile_seconds, run_seconds=run_seconds))
         return classify(
             ran.returncode,
-            _text(ran.stdout),
-            _text(ran.stderr),
+            ran.stdout,
+            ran.stderr,
             compile_seconds=compile_seconds,
             run_seconds=run_seconds,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Ran:
+    """A finished, timed-out or interrupted run of the program."""
+
+    how: Literal["exited", "timeout", "interrupted"]
+    returncode: int
+    stdout: str
+    stderr: str
+    killed: bool = False  # it did not stop within INTERRUPT_GRACE_S of Ctrl-C
+
+
+def _run_program(argv: list[str], *, cwd: str, env: dict[str, str], timeout_s: float,
+                 on_stderr: Callable[[str], bool] | None) -> _Ran:
+    """Run ``argv``, reading both pipes as they fill (two threads) and handing each line of
+    standard error to ``on_stderr`` in this thread. On Ctrl-C the program gets SIGINT (it may
+    have had one already, as Ctrl-C signals the terminal's whole process group) and
+    ``INTERRUPT_GRACE_S`` to print its state and exit; a second Ctrl-C kills it at once."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out: list[bytes] = []
+    err: list[str] = []
+    lines: queue.Queue[bytes | None] = queue.Queue()
+    assert proc.stdout is not None and proc.stderr is not None
+    stdout, stderr = proc.stdout, proc.stderr
+    readers = [threading.Thread(target=lambda: out.append(stdout.read()), daemon=True),
+               threading.Thread(target=_lines, args=(stderr, lines), daemon=True)]
+    for r in readers:
+        r.start()
+
+    def take(line: bytes | None) -> None:
+        if line is None:
+            return
+        text = _text(line)
+        if on_stderr is None or not on_stderr(text.rstrip("\n")):
+            err.append(text)
+
+    deadline = time.monotonic() + timeout_s
+    how: Literal["exited", "timeout", "interrupted"] = "exited"
+    killed = False
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = lines.get(timeout=min(left, 0.5))
+            except queue.Empty:
+                continue
+            if line is None:  # standard error closed: the program is ending
+                proc.wait(timeout=max(0.01, deadline - time.monotonic()))
+                break
+            take(line)
+        else:
+            raise subprocess.TimeoutExpired(argv, timeout_s)
+    except subprocess.TimeoutExpired:
+        how = "timeout"
+        proc.kill()
+    except KeyboardInterrupt:
+        how = "interrupted"
+        killed = _stop(proc)
+    proc.wait()
+    for r in readers:
+        r.join()
+    while not lines.empty():
+        take(lines.get_nowait())
+    return _Ran(how, proc.returncode, _text(b"".join(out)), "".join(err), killed)
+
+
+def _lines(stream: IO[bytes], into: queue.Queue[bytes | None]) -> None:
+    for line in stream:
+        into.put(line)
+    into.put(None)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> bool:
+    """SIGINT to ``proc``, then a kill after ``INTERRUPT_GRACE_S`` or a second Ctrl-C; whether
+    it had to be killed."""
+    try:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=INTERRUPT_GRACE_S)
+        return False
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        proc.kill()
+        return True
+
+
+def _interrupted_message(ran: _Ran, seconds: float) -> str:
+    if ran.killed:
+        return (f"interrupted after {seconds:.1f} s of simulation; the program did not stop within "
+                f"{INTERRUPT_GRACE_S:g} s of Ctrl-C and was killed")
+    if ran.returncode == -signal.SIGINT:
+        return f"interrupted after {seconds:.1f} s of simulation, outside the kernel"
+    return f"interrupted after {seconds:.1f} s of simulation"
 
 
 def classify(

@@ -12,6 +12,18 @@ at the top of ``include/odyssey_timed.h``. After the kernel returns, the host's
 The latency is the largest end cycle over all tasks. This module parses those lines into a
 :class:`TimedResult`; the pass/mismatch/deadlock classification is the C simulation's.
 
+While the kernel runs, the program writes a progress line to stderr about once a second::
+
+    ODYSSEY TIMED PROGRESS <wall seconds> <cycle reached> <tasks finished> <tasks started>
+
+and on Ctrl-C (SIGINT) it prints its state instead of a report, and exits with status 130::
+
+    ODYSSEY TIMED INTERRUPTED <cycle reached> <tasks finished> <tasks started>
+    ODYSSEY TIMED TASK <name> done|running <clock> <stall>     (one line per task started)
+
+The cycle reached is the latest clock of any task so far: a lower bound of the latency, not the
+latency (``include/odyssey_timed.h``, "Progress" and "Ctrl-C").
+
 Engines (same cycles for the same program; the contract depends only on each task's program
 order): ``"fibers"`` (default) runs every task as a fiber of one OS thread that yields only when
 a stream or block operation cannot proceed (``include/odyssey_fiber.h``); ``"threads"``
@@ -23,7 +35,7 @@ compiles in about half the time of ``-O1`` and the whole compile-and-run is shor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -41,6 +53,34 @@ ENGINE_FLAGS: dict[TimedEngine, tuple[str, ...]] = {
 }
 CYCLES_MARKER = "ODYSSEY TIMED CYCLES"
 MODULE_MARKER = "ODYSSEY TIMED MODULE"
+PROGRESS_MARKER = "ODYSSEY TIMED PROGRESS"
+INTERRUPTED_MARKER = "ODYSSEY TIMED INTERRUPTED"
+TASK_MARKER = "ODYSSEY TIMED TASK"
+
+
+@dataclass(frozen=True, slots=True)
+class TimedProgress:
+    """How far a running (or interrupted) timed simulation got.
+
+    ``cycle`` is the latest clock of any task started so far (a finished task's end, a running
+    task's clock): a lower bound of the latency, in cycles. ``seconds`` is the wall time since
+    the kernel started (None in the state printed at Ctrl-C)."""
+
+    cycle: int
+    finished: int
+    started: int
+    seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskState:
+    """One task at Ctrl-C: ``clock`` is its end cycle when ``done``, else the cycle it reached
+    (None when the engine cannot tell: threads); ``stall`` likewise."""
+
+    name: str
+    done: bool
+    clock: int | None
+    stall: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +100,8 @@ class TimedResult:
     run_seconds: float
     stdout: str = ""
     stderr: str = ""
+    reached: TimedProgress | None = None  # with status "interrupted": the state at Ctrl-C
+    tasks: tuple[TaskState, ...] = ()  # likewise, per task started, in spawn order
 
     @property
     def passed(self) -> bool:
@@ -72,6 +114,8 @@ class TimedReport:
 
     cycles: int | None
     modules: tuple[tuple[str, int, int], ...]
+    reached: TimedProgress | None = None
+    tasks: tuple[TaskState, ...] = ()
 
 
 def run_timed_sim(
@@ -81,6 +125,8 @@ def run_timed_sim(
     cxx: str = "g++",
     extra_flags: Sequence[str] = (),
     engine: TimedEngine = "fibers",
+    interruptible: bool = False,
+    progress: Callable[[TimedProgress], None] | None = None,
 ) -> TimedResult:
     """Compile ``design_dir`` with ``-DODYSSEY_CSIM -DODYSSEY_TIMED``, run it, parse the report.
 
@@ -89,12 +135,31 @@ def run_timed_sim(
     Raises :class:`~odyssey.errors.SimulationError` for unusable inputs, like
     :func:`~odyssey.codegen.csim.run_csim`, and for an unknown engine. A run that passes its
     output check but prints no usable report is a ``"runtime_error"`` whose message says why.
+    ``progress`` hears of the program's progress lines (about one a second while the kernel
+    runs). Ctrl-C: with ``interruptible`` the result has status ``"interrupted"`` and, when the
+    program could print it, the state it reached (``reached``, ``tasks``); without it the
+    KeyboardInterrupt propagates once the program is stopped (see
+    :func:`~odyssey.codegen.csim.run_csim`).
     """
     if engine not in ENGINES:
         raise SimulationError(f"timed simulation engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+
+    def on_stderr(line: str) -> bool:
+        if not line.startswith(PROGRESS_MARKER):
+            return False
+        fields = line[len(PROGRESS_MARKER):].split()
+        if progress is not None and len(fields) == 4 and all(_is_int(f) for f in fields[1:]):
+            try:
+                seconds = float(fields[0])
+            except ValueError:
+                return True
+            progress(TimedProgress(int(fields[1]), int(fields[2]), int(fields[3]), seconds))
+        return True
+
     csim = run_csim(
         design_dir, mode="concurrent", timeout_s=timeout_s, cxx=cxx,
         extra_flags=(*TIMED_FLAGS, *ENGINE_FLAGS[engine], *extra_flags),
+        interruptible=interruptible, on_stderr=on_stderr,
     )
     return timed_result(csim)
 
@@ -104,6 +169,10 @@ def timed_result(csim: CsimResult) -> TimedResult:
     report = parse_report(csim.stdout)
     status: CsimStatus = csim.status
     message = csim.message
+    if report.reached is not None and status != "interrupted":  # SIGINT sent to it alone
+        status, message = "interrupted", "interrupted (the program was sent SIGINT)"
+    if status == "interrupted" and report.reached is None and report.cycles is not None:
+        message += "; the kernel had finished (its output was not checked)"
     if status == "pass" and report.cycles is None:
         status = "runtime_error"
         message = (
@@ -125,6 +194,8 @@ def timed_result(csim: CsimResult) -> TimedResult:
         run_seconds=csim.run_seconds,
         stdout=csim.stdout,
         stderr=csim.stderr,
+        reached=report.reached,
+        tasks=report.tasks,
     )
 
 
@@ -135,9 +206,22 @@ def parse_report(stdout: str) -> TimedReport:
     """
     cycles: int | None = None
     modules: list[tuple[str, int, int]] = []
+    reached: TimedProgress | None = None
+    tasks: list[TaskState] = []
     for raw in stdout.splitlines():
         line = raw.strip()
-        if line.startswith(CYCLES_MARKER):
+        if line.startswith(INTERRUPTED_MARKER):
+            numbers = line[len(INTERRUPTED_MARKER):].split()
+            if len(numbers) == 3 and all(_is_int(n) for n in numbers):
+                reached = TimedProgress(int(numbers[0]), int(numbers[1]), int(numbers[2]))
+        elif line.startswith(TASK_MARKER):
+            fields = line[len(TASK_MARKER):].strip().rsplit(maxsplit=3)
+            if (len(fields) == 4 and fields[1] in ("done", "running") and _is_int(fields[2])
+                    and _is_int(fields[3])):
+                clock, stall = int(fields[2]), int(fields[3])
+                tasks.append(TaskState(fields[0], fields[1] == "done", None if clock < 0 else clock,
+                                       None if stall < 0 else stall))
+        elif line.startswith(CYCLES_MARKER):
             value = line[len(CYCLES_MARKER) :].strip()
             if _is_int(value):
                 cycles = int(value)
@@ -145,7 +229,7 @@ def parse_report(stdout: str) -> TimedReport:
             fields = line[len(MODULE_MARKER) :].strip().rsplit(maxsplit=2)
             if len(fields) == 3 and _is_int(fields[1]) and _is_int(fields[2]):
                 modules.append((fields[0], int(fields[1]), int(fields[2])))
-    return TimedReport(cycles=cycles, modules=tuple(modules))
+    return TimedReport(cycles=cycles, modules=tuple(modules), reached=reached, tasks=tuple(tasks))
 
 
 def _is_int(text: str) -> bool:

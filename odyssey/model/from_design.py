@@ -11,10 +11,12 @@ from collections.abc import Mapping
 
 from odyssey.codegen.generate import generate_descriptor
 from odyssey.codegen.geometry import Layout
+from odyssey.errors import ModelError
 from odyssey.mapping.space import Design, KernelSpace
 from odyssey.model.build import model_from_descriptor
 from odyssey.model.design_model import DesignModel
 from odyssey.platforms import Platform
+from odyssey.polyhedral.affine import count_points
 
 
 def representative_tiling(design: Design) -> dict[str, int]:
@@ -38,15 +40,31 @@ def build_model(space: KernelSpace, design: Design, *, platform: Platform, varia
     return model_from_descriptor(desc, platform, variant=variant, ops=ops)
 
 
+#: most points isl may scan to count a domain that is not a box (about 4 s on this machine:
+#: isl enumerates every dimension but the last, some 1 microsecond a point)
+MAX_SCANNED_POINTS = 2**22
+
+
 def domain_points(space: KernelSpace) -> int:
     """Iterations of the kernel's statement: the product of the extents for a rectangular
-    band, else isl's count of the domain (which can take seconds on large domains)."""
+    band, else isl's count of the domain (:func:`~odyssey.polyhedral.affine.count_points`:
+    loops bound to no other loop count as factors). isl counts by scanning, so the count is
+    refused (:class:`ModelError`) when it would scan more than ``MAX_SCANNED_POINTS`` points:
+    it would take hours to years (SYRK at N = 8.8e11 never returned)."""
     main = space.scop.statement(space.statement)
     if all(b.rectangular for b in space.band) and not main.guards:
         n = 1
         for b in space.band:
             n *= b.extent
         return n
-    return int(space.scop.domain(main).count_val().to_python())
+    domain = space.scop.domain(main)
+    points = count_points(domain, max_scanned=MAX_SCANNED_POINTS)
+    if points is None:
+        raise ModelError(
+            f"{main.loc}: the iteration domain of `{main.text}` is not a box (its loop "
+            f"bounds depend on other loops) and counting its points, the operations behind "
+            f"GOP/s, means scanning more than {MAX_SCANNED_POINTS:,} points of the loops "
+            "bound to each other (about 4 s); give them smaller sizes")
+    return points
 
 

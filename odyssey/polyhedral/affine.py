@@ -130,6 +130,45 @@ def box_set(
     return result
 
 
+def scanned_points(s: isl.Set) -> int:
+    """Points of the bounding box of every dimension of ``s`` but the last: what
+    ``count_val`` scans to count ``s`` (it counts the last dimension in bulk). An unbounded
+    dimension counts as one (isl's count then fails on its own)."""
+    points = 1
+    for d in range(s.dim(isl.dim_type.set) - 1):
+        low, high = s.dim_min_val(d), s.dim_max_val(d)
+        if low.is_int() and high.is_int():
+            points *= max(0, high.to_python() - low.to_python() + 1)
+    return points
+
+
+def count_points(s: isl.Set, *, max_scanned: int) -> int | None:
+    """The number of integer points of the bounded set ``s``, or None when counting them
+    would scan more than ``max_scanned`` points. A dimension no constraint ties to another
+    (``k`` of ``{[i, j, k] : 0 <= j <= i < N, 0 <= k < K}``) is a factor of its own: its
+    extent multiplies the count of the others, so only the dimensions bound to each other
+    are scanned (there, all but the last: :func:`scanned_points`)."""
+    s = s.reset_tuple_id()  # the projections below lose the name; compare like with like
+    n = s.dim(isl.dim_type.set)
+    free: list[int] = []
+    total = 1
+    for d in range(n):
+        alone = s.project_out(isl.dim_type.set, d + 1, n - d - 1).project_out(isl.dim_type.set, 0, d)
+        others = s.project_out(isl.dim_type.set, d, 1)
+        lifted = (others.insert_dims(isl.dim_type.set, d, 1)
+                  .intersect(alone.insert_dims(isl.dim_type.set, 0, d)
+                             .add_dims(isl.dim_type.set, n - d - 1)))
+        if lifted.is_equal(s):
+            free.append(d)
+            total *= alone.count_val().to_python()
+    rest = s
+    for d in reversed(free):
+        rest = rest.project_out(isl.dim_type.set, d, 1)
+    if scanned_points(rest) > max_scanned:
+        return None
+    return int(total * rest.count_val().to_python())
+
+
 def integer_null_space(rows: Sequence[Sequence[int]], ncols: int) -> list[tuple[int, ...]]:
     """A canonical integer basis of ``{d in Z^ncols : rows @ d = 0}``.
 

@@ -28,10 +28,10 @@ def _default_sigint() -> None:
 
 
 def interrupt_after(argv: list[str], cwd: Path, *, when: str | tuple[str, ...], then_s: float = 0.0,
-                    limit_s: float = 120.0) -> Interrupted:
+                    limit_s: float = 120.0, group: bool = True) -> Interrupted:
     """Run ``odyssey argv``; once a line of standard error contains ``when`` (or one of
-    them), wait
-    ``then_s`` seconds and send SIGINT (as Ctrl-C: to the process group)."""
+    them), wait ``then_s`` seconds and send SIGINT (as Ctrl-C: to the process group; with
+    ``group=False`` to odyssey alone, as ``kill -INT PID`` does)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(
         [sys.executable, "-m", "odyssey.cli", *argv], stdout=subprocess.PIPE,
@@ -47,7 +47,10 @@ def interrupt_after(argv: list[str], cwd: Path, *, when: str | tuple[str, ...], 
             break
     time.sleep(then_s)
     sent = time.monotonic()
-    os.killpg(proc.pid, signal.SIGINT)
+    if group:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, signal.SIGINT)
     try:
         out, rest = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:

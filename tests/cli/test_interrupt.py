@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.fuzz import run as odyssey
 from tests.cli.interrupt import ROOT, interrupt_after
 
 MM = str(ROOT / "kernels" / "mm.c")
@@ -25,6 +26,51 @@ def test_optimum_prints_and_writes_its_best_tiling_and_gap(tmp_path: Path) -> No
     assert rec["status"] == "interrupted" and rec["tiling"] is not None
     lat, low = rec["latency_cycles"], rec["lower_bound_cycles"]
     assert 0 <= low <= lat and abs(rec["gap"] - (lat - low) / lat) < 1e-9
+
+
+def _slow_sim_design(tmp_path: Path) -> Path:
+    """An MM design whose timed simulation runs some 20 s here (compile 3 s)."""
+    out = tmp_path / "mm1024"
+    o = odyssey(["generate", "mm", "-D", "I=1024", "-D", "J=1024", "-D", "K=1024", "--design", "ij-ij.k",
+             "--tiling", "T_i1=16,T_j1=32,T_k1=16,T_i2=4,T_j2=8,T_k2=4", "--out", str(out)])
+    assert o.code == 0, o.describe()
+    return out
+
+
+def test_sim_prints_and_writes_how_far_the_simulation_got(tmp_path: Path) -> None:
+    """Ctrl-C once the kernel runs (its first progress line, within 5 s of the start): the
+    program prints its state, odyssey shows it as interrupted (no latency) and writes it."""
+    design, out = _slow_sim_design(tmp_path), tmp_path / "sim.json"
+    run = interrupt_after(["sim", str(design), "--json", str(out)], tmp_path,
+                          when=" reached, ", limit_s=60)
+    assert run.returncode == 130, run.stderr
+    assert run.answered_s < 5.0, run.answered_s
+    assert run.stderr.startswith(f"sim {design}: compiling"), run.stderr
+    assert "Traceback" not in run.stderr and "odyssey: interrupted" in run.stderr
+    assert f"{design}: interrupted: interrupted after" in run.stdout, run.stdout
+    assert "(interrupted, not a final latency): cycle " in run.stdout
+    assert "simulated latency" not in run.stdout and "ODYSSEY" not in run.stdout
+    rec = json.loads(out.read_text())
+    assert rec["status"] == "interrupted" and rec["simulated_cycles"] is None
+    assert rec["tasks_started"] == len(rec["tasks"]) > 0
+    assert rec["tasks_finished"] < rec["tasks_started"]  # the DRAM writer had not ended
+    cycles = [t["cycle"] for t in rec["tasks"]]
+    assert rec["cycle_reached"] == max(cycles) > 0 and all(c >= 0 for c in cycles)
+    assert f"cycle {rec['cycle_reached']:,} reached" in run.stdout
+
+
+def test_sim_interrupted_while_compiling_says_so(tmp_path: Path) -> None:
+    """SIGINT to odyssey alone (not its compiler): the compiler is stopped, exit 130, and the
+    record says where it was."""
+    design, out = _slow_sim_design(tmp_path), tmp_path / "sim.json"
+    run = interrupt_after(["sim", str(design), "--json", str(out)], tmp_path, when="compiling",
+                          then_s=0.5, group=False)
+    assert run.returncode == 130, run.stderr
+    assert "Traceback" not in run.stderr
+    rec = json.loads(out.read_text())
+    assert rec["status"] == "interrupted" and rec["cycle_reached"] is None
+    assert rec["message"].startswith("interrupted while compiling"), rec
+    assert "nothing the program could report" in run.stdout
 
 
 def test_study_keeps_the_designs_it_finished(tmp_path: Path) -> None:

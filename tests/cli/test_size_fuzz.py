@@ -1,11 +1,17 @@
 """Random problem sizes, from one-trip loops to beyond 2**62, through every command that
 takes sizes: no internal error, no search past its budget, no number that wrapped around.
 
-Each case draws I, J, K of MM (seeded: a failure is reproduced by its seed) and runs
-``designs``, ``model`` (the all-ones tiling, legal at every size), ``optimum --time`` and
-``tune --time`` in this process. A size above 2**62 must be exit 2 naming the limit; a search
-must stop within its budget +10% +1 s (its own seconds, from its JSON record).
-Memory: this process's peak resident size may grow by at most 1 GB over the cases.
+Two fuzzers. The MM one (``_case``) draws I, J, K and runs ``designs``, ``model`` (the all-ones
+tiling, legal at every size), ``optimum --time`` and ``tune --time``; a search must stop
+within its budget +10% +1 s (its own seconds, from its JSON record). The kernels one
+(``size_fuzz.py``) draws a bundled kernel (all 38, the 8 odyssey cannot map included), sizes
+for its parameters, one of its designs at those sizes and a tiling, then runs ``designs`` and
+one of ``model``, ``generate`` (+ ``check``, + ``csim``/``sim`` on small sizes), ``tune``,
+``optimum``, ``pareto`` or ``network``: each must exit 0 or 2 with a message, never an
+internal error, within its budget (``size_fuzz.budget_s``: 30 s, and a search's 0.3 s on top;
+csim/sim 180 s). A size above 2**62 must be exit 2 naming the limit.
+Memory: this process's peak resident size may grow by at most 1 GB over the cases, and no
+child (the compiler, a simulation) may peak above 2 GB.
 """
 
 from __future__ import annotations
@@ -14,11 +20,14 @@ import json
 import random
 import re
 import resource
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from tests.cli.fuzz import Outcome, run
+from tests.cli.size_fuzz import play, problems
 
 LIMIT = 2**62
 ONES = "T_i1=1,T_j1=1,T_k1=1,T_i2=1,T_j2=1,T_k2=1"
@@ -80,10 +89,43 @@ def test_sizes_fast() -> None:
     assert _peak_kb() - before < 1_000_000
 
 
-@pytest.mark.slow
-def test_sizes_100_cases() -> None:
-    """About 100 cases of four commands, 2 s searches (some 10 minutes)."""
+def _sweep(seeds: range, folder: Path, *, say: bool = False) -> tuple[list[str], dict[str, int]]:
+    """Play the kernel cases of ``seeds``; every problem found and the exit codes by command."""
+    found: list[str] = []
+    codes: dict[str, int] = {}
+    for seed in seeds:
+        case = play(seed, folder)
+        found += problems(case)
+        for o, _, _ in case.outcomes:
+            key = f"{o.argv[0]} {o.code}"
+            codes[key] = codes.get(key, 0) + 1
+        if say and seed % 100 == 99:
+            print(f"size fuzz: {seed + 1 - seeds.start} cases, {len(found)} problems",
+                  file=sys.stderr)
+    return found, codes
+
+
+def _child_peak_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+
+def test_sizes_of_every_kernel_fast(tmp_path: Path) -> None:
+    """40 cases over the bundled kernels (about 15 s)."""
     before = _peak_kb()
-    for seed in range(100, 200):
-        _case(seed, 2.0, searches=True)
-    assert _peak_kb() - before < 1_000_000
+    found, codes = _sweep(range(40), tmp_path)
+    assert found == [], "\n\n".join(found[:5])
+    assert sum(codes.values()) >= 80 and codes.get("designs 0", 0) >= 40  # the cases ran
+    assert _peak_kb() - before < 1_000_000 and _child_peak_kb() < 2_000_000
+
+
+@pytest.mark.slow
+def test_sizes_of_every_kernel_1000_cases(tmp_path: Path) -> None:
+    """1,000 cases (some 7 minutes here): 0 internal errors, every command within budget."""
+    before, start = _peak_kb(), time.perf_counter()
+    found, codes = _sweep(range(1000, 2000), tmp_path, say=True)
+    print(f"size fuzz: 1000 cases, {sum(codes.values())} commands in "
+          f"{time.perf_counter() - start:.0f} s, {len(found)} problems, peak memory "
+          f"+{(_peak_kb() - before) / 1024:.0f} MB (children {_child_peak_kb() / 1024:.0f} MB); "
+          f"{dict(sorted(codes.items()))}", file=sys.stderr)
+    assert found == [], "\n\n".join(found[:20])
+    assert _peak_kb() - before < 1_000_000 and _child_peak_kb() < 2_000_000

@@ -78,3 +78,53 @@ def test_memory_error_is_an_error_not_a_bug(monkeypatch: pytest.MonkeyPatch,
     err = capsys.readouterr().err
     assert rc == 2 and "out of memory (Unable to allocate 32.0 GiB" in err
     assert "internal error" not in err
+
+
+def test_a_triangular_kernel_too_big_to_count_is_a_clear_error() -> None:
+    """SYRK (j <= i) at N = 8.8e11: counting its iterations hung (isl scanned every i); now
+    exit 2 naming the statement and what to do, at once. At N = K = 4096 its model is built
+    (the free loop k counts as a factor: 16 s of counting before, now well under a second)."""
+    import time
+
+    from tests.cli.fuzz import run
+
+    start = time.perf_counter()
+    o = run(["tune", "polybench/syrk", "-DN=875387115520", "-DM=1", "--design", "0", "--time", "0.3"])
+    assert o.code == 2 and "is not a box" in o.err and "give them smaller sizes" in o.err, o.describe()
+    assert time.perf_counter() - start < 30
+    o = run(["model", "syrk", "-DN=4096", "-DK=4096", "--design", "0", "--tiling",
+             "T_i1=1,T_j1=1,T_k1=1,T_i2=1,T_j2=1,T_k2=1", "--json", "-"])
+    assert o.code == 0, o.describe()
+
+
+def test_the_optimum_never_proves_a_negative_lower_bound() -> None:
+    """PolyBench TRMM at N = 697,094,648,759: the interval bounds (rounded outward) dipped
+    below zero and the optimum said "no tiling is faster than -45,456,268,172,671 cycles"
+    when its time ran out; a latency is never negative (found by the size fuzzer, seed 25)."""
+    from tests.cli.fuzz import run
+
+    o = run(["optimum", "polybench/trmm_oop", "-DM=61", "-DN=697094648759", "--design", "i-ik.j",
+             "--time", "0.3", "--json", "-"])
+    assert o.code == 0, o.describe()
+    rec = json.loads(o.out)
+    assert 0 <= rec["lower_bound_cycles"] <= rec["latency_cycles"], rec
+    assert not re.search(r"-[\d,]{2,} cycles", o.out + o.err), o.out
+
+
+def test_generate_refuses_what_its_32_bit_ints_cannot_count(tmp_path: Path) -> None:
+    """The printed C++ counts loops and indexes DRAM words with `int`: TTMC with T_l1 =
+    3,412,550,078,520,395,160 was printed (its counters wrapped; `check` then disagreed with
+    the model, found by the size fuzzer, seed 1906). Now exit 2 naming the loop and the
+    limit, and nothing is written; just under the limit the design is written."""
+    from tests.cli.fuzz import run
+
+    out = tmp_path / "t"
+    o = run(["generate", "ttmc", "-DI=1", "-DJ=907494936682", "-DK=38", "-DL=3412550078520395160",
+             "-DM=12", "--design", "k-jl.ikm", "--tiling", "T_i1=1,T_j1=1,T_k1=7,"
+             "T_l1=3412550078520395160,T_m1=2,T_i2=1,T_j2=1,T_k2=7,T_l2=8", "--out", str(out)])
+    assert o.code == 2 and "32-bit `int` (at most 2,147,483,647)" in o.err, o.describe()
+    assert "loop l spans 3,412,550,078,520,395,160 iterations" in o.err and not out.exists()
+    # C of 32,768 x 65,535 one-element words: 2,147,450,880, just under 2**31
+    o = run(["generate", "mm", "-DI=32768", "-DJ=65535", "-DK=4", "--design", "ij-ij.k", "--tiling",
+             "T_i1=4,T_j1=5,T_k1=4,T_i2=2,T_j2=1,T_k2=1", "--out", str(out)])
+    assert o.code == 0 and (out / "kernel.cpp").is_file(), o.describe()

@@ -22,7 +22,9 @@ import pytest
 from odyssey.codegen.csim import CsimResult, CsimStatus
 from odyssey.codegen.generate import generate
 from odyssey.codegen.timedsim import (
+    TaskState,
     TimedEngine,
+    TimedProgress,
     TimedResult,
     parse_report,
     run_timed_sim,
@@ -496,3 +498,21 @@ def test_a_passing_run_without_report_is_an_error() -> None:
     mismatch = timed_result(_csim("ODYSSEY TIMED CYCLES 9\nODYSSEY TIMED MODULE m 9 0\n", "mismatch"))
     assert mismatch.status == "mismatch"
     assert mismatch.cycles == 9
+
+
+def test_the_state_printed_at_ctrl_c_is_parsed_and_is_no_latency() -> None:
+    """The lines the program prints on SIGINT (odyssey_timed.h, "Ctrl-C"): an unknown clock
+    (-1, the threads engine) is None; a run that printed them is "interrupted" whatever its
+    exit path, and has no latency."""
+    text = ("ODYSSEY TIMED INTERRUPTED 900 1 3\nODYSSEY TIMED TASK A_IO_L3_in done 500 20\n"
+            "ODYSSEY TIMED TASK PE<0, 1> running 900 35\nODYSSEY TIMED TASK C_drain running -1 -1\n"
+            "ODYSSEY TIMED TASK bad state 1 1\n")
+    report = parse_report(text)
+    assert report.cycles is None and report.reached == TimedProgress(900, 1, 3)
+    assert report.tasks == (TaskState("A_IO_L3_in", True, 500, 20),
+                            TaskState("PE<0, 1>", False, 900, 35),
+                            TaskState("C_drain", False, None, None))
+    res = timed_result(_csim(text, "runtime_error"))
+    assert res.status == "interrupted" and res.cycles is None and res.reached is not None
+    done = timed_result(_csim("ODYSSEY TIMED CYCLES 9\nODYSSEY TIMED MODULE m 9 0\n", "interrupted"))
+    assert done.status == "interrupted" and "its output was not checked" in done.message

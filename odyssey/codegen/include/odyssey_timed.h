@@ -57,6 +57,19 @@
 //         ODYSSEY TIMED MODULE <name> <end> <stall>        (one line per task, spawn order)
 //     to stdout. The design latency is the maximum end time (the DRAM writer finishes last).
 //     Every task finished since the program started is reported (see reset()).
+//   Progress. From the first dataflow region on, at a pipeline iteration or a FIFO or block read
+//     (at most every ODYSSEY_TIMED_PROGRESS_MS of wall time, default 1000) the program prints
+//         ODYSSEY TIMED PROGRESS <wall seconds> <cycle reached> <tasks finished> <tasks started>
+//     to stderr. <cycle reached> is the latest clock of any task started so far (a finished
+//     task's end; with fibers also a running task's clock; with threads only finished tasks
+//     count): clocks only move forward, so it is a lower bound of the latency, not the latency.
+//   Ctrl-C. The first dataflow region installs a SIGINT handler that only sets a flag; the next
+//     pipeline iteration or read (of any task) prints to stdout
+//         ODYSSEY TIMED INTERRUPTED <cycle reached> <tasks finished> <tasks started>
+//         ODYSSEY TIMED TASK <name> done|running <clock> <stall>   (spawn order; clock -1: unknown)
+//     and exits with status 130. ODYSSEY_TIMED_REPORT() restores the default SIGINT action
+//     (after the kernel, the host's own checks stop at Ctrl-C as any program does; a Ctrl-C
+//     flagged but not yet seen ends the program right after the report, by SIGINT).
 //
 // The results depend only on each thread's program order and the item / block indices, never
 // on how the operating system interleaves the threads, so they are deterministic. Bookkeeping is
@@ -76,7 +89,13 @@
 #error "ODYSSEY_TIMED needs ODYSSEY_CSIM (one thread per dataflow task): compile with -DODYSSEY_CSIM -DODYSSEY_TIMED"
 #endif
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -176,6 +195,23 @@ inline double& dram_free(std::size_t port) {
 
 ODYSSEY_TIMED_HOT cycles now() { return local().t; }
 
+// ----- progress lines and Ctrl-C (see "Progress" and "Ctrl-C" above) ---------------------
+
+// Set by the SIGINT handler (installed by the first dataflow region).
+inline volatile std::sig_atomic_t& interrupt_flag() {
+  static volatile std::sig_atomic_t flag = 0;
+  return flag;
+}
+
+void service_poll();  // a progress line when one is due; the Ctrl-C stop when flagged
+
+// Every timed operation that can run for long calls this: a flag test and, one call in 4096,
+// a look at the wall clock.
+ODYSSEY_TIMED_HOT void poll() {
+  static thread_local unsigned calls = 0;
+  if (__builtin_expect(interrupt_flag() != 0 || (++calls & 4095u) == 0, 0)) service_poll();
+}
+
 [[noreturn]] inline void contract_error(const char* what) {
   std::fflush(stdout);
   std::fprintf(stderr, "ODYSSEY TIMED ERROR: %s\n", what);
@@ -230,6 +266,7 @@ inline void pipe_begin(cycles ii, cycles depth) {
 }
 
 inline void pipe_iter() {
+  poll();
   thread_clock& clock = local();
   if (!clock.in_pipeline) contract_error("ODYSSEY_PIPE_ITER outside a pipeline");
   cycles issue = clock.t;
@@ -274,6 +311,7 @@ class fifo_timing {
 
   // The k-th read of an item stamped `stamp`.
   ODYSSEY_TIMED_HOT void on_read(cycles stamp, bool timed) {
+    poll();
     if (timed) stall_until(stamp);
     read_times_[read_slot_] = now();
     if (++read_slot_ == depth_) read_slot_ = 0;
@@ -303,7 +341,10 @@ class blocks_timing {
   // The write_lock release: the publish stamp.
   static cycles on_write_release() { return now(); }
 
-  static void on_read_acquire(cycles stamp) { stall_until(stamp); }
+  static void on_read_acquire(cycles stamp) {
+    poll();
+    stall_until(stamp);
+  }
 
   // The k-th read_lock release frees its block at the reader's clock.
   void on_read_release() {
@@ -324,6 +365,9 @@ struct task_record {
   cycles end = 0;
   cycles stall = 0;
   bool done = false;
+  // While the task runs, with fibers: its clock (read only at a poll, when every other task is
+  // parked). With threads it stays null: another thread's clock is not ours to read.
+  const thread_clock* live = nullptr;
 };
 
 struct task_registry {
@@ -350,7 +394,7 @@ inline std::string task_name(const char* call) {
 __attribute__((noinline)) inline std::size_t register_task(const char* call) {
   task_registry& reg = registry();
   std::lock_guard<std::mutex> guard(reg.mutex);
-  reg.tasks.push_back(task_record{task_name(call), 0, 0, false});
+  reg.tasks.push_back(task_record{task_name(call), 0, 0, false, nullptr});
   return reg.tasks.size() - 1;
 }
 
@@ -366,7 +410,28 @@ inline cycles& region_start() {
   return start;
 }
 
+inline double wall_seconds() {
+  static const auto start = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void on_sigint(int);
+
+// Ctrl-C from now until ODYSSEY_TIMED_REPORT() stops the kernel with a report (once).
+inline void catch_sigint() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  struct sigaction action {};
+  action.sa_handler = &on_sigint;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, nullptr);
+}
+
 inline void begin_region() {
+  catch_sigint();
+  wall_seconds();  // progress times count from the first region
   task_registry& reg = registry();
   std::lock_guard<std::mutex> guard(reg.mutex);
   cycles latest = 0;
@@ -390,6 +455,11 @@ class task_scope {
 #endif
     local().t = region_start();
     local().last_issue = region_start();
+#ifdef ODYSSEY_FIBERS
+    task_registry& reg = registry();
+    std::lock_guard<std::mutex> guard(reg.mutex);
+    reg.tasks[index_].live = &state_.clock;
+#endif
   }
   task_scope(const task_scope&) = delete;
   task_scope& operator=(const task_scope&) = delete;
@@ -401,6 +471,7 @@ class task_scope {
     record.end = clock.t;
     record.stall = clock.stall;
     record.done = true;
+    record.live = nullptr;
   }
 
  private:
@@ -410,10 +481,83 @@ class task_scope {
 #endif
 };
 
-// Prints the report described at the top of this file (finished tasks only).
-inline void report() {
+inline void on_sigint(int) { interrupt_flag() = 1; }
+
+// What the tasks started so far have reached; the caller holds the registry's lock.
+struct reached {
+  cycles cycle = 0;
+  std::size_t finished = 0;
+  std::size_t started = 0;
+};
+
+inline reached progress_of(const task_registry& reg) {
+  reached r;
+  for (const task_record& task : reg.tasks) {
+    ++r.started;
+    cycles at = -1;
+    if (task.done) {
+      ++r.finished;
+      at = task.end;
+    } else if (task.live != nullptr) {
+      at = task.live->t;
+    }
+    if (at > r.cycle) r.cycle = at;
+  }
+  return r;
+}
+
+#ifndef ODYSSEY_TIMED_PROGRESS_MS
+#define ODYSSEY_TIMED_PROGRESS_MS 1000
+#endif
+
+// Prints the Ctrl-C report (see "Ctrl-C" above) and ends the program with status 130.
+[[noreturn]] inline void stop_interrupted() {
+  static std::atomic_flag claimed = ATOMIC_FLAG_INIT;
+  if (claimed.test_and_set()) {  // threads: another task is printing; wait for its exit
+    for (;;) pause();
+  }
+  {
+    task_registry& reg = registry();
+    std::lock_guard<std::mutex> guard(reg.mutex);
+    const reached r = progress_of(reg);
+    std::fflush(stdout);
+    std::printf("ODYSSEY TIMED INTERRUPTED %lld %zu %zu\n", r.cycle, r.finished, r.started);
+    for (const task_record& task : reg.tasks) {
+      const bool running = !task.done;
+      const cycles clock = task.done ? task.end : (task.live != nullptr ? task.live->t : -1);
+      const cycles stall = task.done ? task.stall : (task.live != nullptr ? task.live->stall : -1);
+      std::printf("ODYSSEY TIMED TASK %s %s %lld %lld\n", task.name.c_str(),
+                  running ? "running" : "done", clock, stall);
+    }
+    std::fflush(stdout);
+  }
+  std::_Exit(130);
+}
+
+inline void service_poll() {
+  if (interrupt_flag() != 0) stop_interrupted();
+  static std::atomic<long long> next_ms{ODYSSEY_TIMED_PROGRESS_MS};
+  const double seconds = wall_seconds();
+  const long long now_ms = static_cast<long long>(seconds * 1000.0);
+  long long due = next_ms.load(std::memory_order_relaxed);
+  if (now_ms < due) return;
+  if (!next_ms.compare_exchange_strong(due, now_ms + ODYSSEY_TIMED_PROGRESS_MS)) return;
   task_registry& reg = registry();
   std::lock_guard<std::mutex> guard(reg.mutex);
+  const reached r = progress_of(reg);
+  std::fprintf(stderr, "ODYSSEY TIMED PROGRESS %.1f %lld %zu %zu\n", seconds, r.cycle, r.finished,
+               r.started);
+  std::fflush(stderr);
+}
+
+// Prints the report described at the top of this file (finished tasks only).
+inline void report() {
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  task_registry& reg = registry();
+  std::unique_lock<std::mutex> guard(reg.mutex);
   cycles latency = 0;
   for (const task_record& task : reg.tasks) {
     if (task.done && task.end > latency) latency = task.end;
@@ -424,6 +568,8 @@ inline void report() {
     std::printf("ODYSSEY TIMED MODULE %s %lld %lld\n", task.name.c_str(), task.end, task.stall);
   }
   std::fflush(stdout);
+  guard.unlock();
+  if (interrupt_flag() != 0) std::raise(SIGINT);  // Ctrl-C came as the kernel ended
 }
 
 // Forgets every task record (e.g. between two kernel runs in one program).

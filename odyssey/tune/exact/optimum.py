@@ -517,7 +517,9 @@ class BranchAndBound:
             if heap[0][0] >= self.best_lat:
                 break
             if deadline is not None and time.perf_counter() > deadline:
-                return min(self.best_lat, heap[0][0])
+                # the interval bounds round outward and can dip below 0 (a subtraction at
+                # 2^40 and more); no latency is negative, and the proven bound starts at 0
+                return self.proven_lower
             _, _, chunk = heapq.heappop(heap)
             # with the next chunks, up to ``expand_at_least`` boxes: one bound evaluation
             # of many boxes costs much less per box than several of few
