@@ -9,7 +9,9 @@ function, over all its instances (the calls of the region):
   variable, times the trips of the unrolled loops around it; a ternary whose condition is
   constant once those loops are unrolled (``(ln == 0) ? p : v + p``, ``(true) ? ...``) keeps
   only the branch taken; a multiply is typed by its widest operand, the rest by the target;
-  integer index, slice and call arguments are not arithmetic of the datapath;
+  integer index, slice and call arguments are not arithmetic of the datapath, nor is an
+  integer computed from loop counters, position parameters, `int` arguments (a pass's tile
+  indices) and sizes alone (an address);
 * **control**: one state machine per process and a counter of ``ceil(log2(trip + 1))`` bits per
   loop that is not unrolled (trips at position 0 of the template parameters, as the model);
 * **FIFOs**: each ``hls::stream`` of the region with its ``STREAM`` depth, its item width (the
@@ -200,10 +202,15 @@ def _function_ops(f: CFunction, env: dict[str, int]) -> dict[tuple[str, str], in
         if (m := _DECL.match(line.strip())) is not None:
             decls[m.group(2)] = m.group(1)
     out: Counter[tuple[str, str]] = Counter()
+    # index values: loop counters, position parameters and sizes (env), and integers computed
+    # from nothing else; their arithmetic addresses the data (HLS strength-reduces it along
+    # the loops), it is not the datapath
+    index: set[str] = set(env) | {name for ctype, name in f.params if ctype.strip() == "int"}  # pass indices
 
     def walk(nodes: list[Node], unrolled: list[tuple[str, int]]) -> None:
         for n in nodes:
             if n.kind == "for":
+                index.add(n.var)
                 unroll = any(c.kind == "line" and c.text.upper().startswith("#PRAGMA HLS UNROLL") for c in n.body)
                 walk(n.body, [*unrolled, (n.var, c_eval(n.trip, env))] if unroll else unrolled)
             elif n.kind in ("if", "scope"):
@@ -216,6 +223,9 @@ def _function_ops(f: CFunction, env: dict[str, int]) -> dict[tuple[str, str], in
                 target, rhs = (m.group(2), m.group(3)) if m.re is _DECL else (m.group(1), m.group(2))
                 ttype = decls.get(target, "")
                 if rhs is None or not (ttype in _FP or ttype in _INT):
+                    continue
+                if ttype in _INT and set(re.findall(r"\b[A-Za-z_]\w*\b", rhs)) <= index:
+                    index.add(target)  # an address, not data
                     continue
                 operand = max((decls[x] for x in re.findall(r"\b(v_\w+)\b", rhs) if x in decls),
                               key=lambda t: _FP.get(t) or _INT.get(t, 0), default=ttype)
