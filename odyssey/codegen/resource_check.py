@@ -402,7 +402,7 @@ def _interfaces(funcs: dict[str, CFunction], src: str, types: dict[str, int], co
         words = max(p[1] * p[2] for p in ports)
         out.add(Usage(lut=math.ceil(w * m_axi.lut_per_bit) + m_axi.logic.lut,
                       ff=math.ceil(w * m_axi.ff_per_bit) + m_axi.logic.ff,
-                      bram18k=2 * -(-w // 36) * -(-words // 512)))
+                      bram18k=2 * costs.bram.blocks(w, words)))
     return out
 
 

@@ -37,7 +37,7 @@ from odyssey.codegen.descriptor_schema import (
     nested_blocks,
 )
 from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, from_json, substitute
-from odyssey.model.resources import bank_shape, num_pes, on_bram
+from odyssey.model.resources import bank_blocks, bank_shape, num_pes, on_bram
 from odyssey.platforms import default_op_costs
 from odyssey.platforms.fabric import FabricCosts, fabric_costs
 
@@ -144,7 +144,8 @@ def lutram_luts(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts)
 def port_usage(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts) -> Usage:
     """Every m_axi bundle's adapter (ports on one bundle share it) at its widest port's ``W``
     bits: ``lut + W * lut_per_bit`` LUT, likewise FF, and a read and a write buffer of
-    ``num_outstanding * max_burst_length`` words in BRAM18K of the 36-bit, 512-deep shape;
+    ``num_outstanding * max_burst_length`` words, each in the fewest RAMB18E2s of their shapes
+    (:func:`~odyssey.model.resources.bank_blocks`, as every buffer);
     and the kernel's control interface."""
     m = costs.m_axi
     out = Usage(lut=const(costs.s_axilite.lut), ff=const(costs.s_axilite.ff))
@@ -155,7 +156,7 @@ def port_usage(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts) 
     for ws in widths.values():
         w = emax(*ws)
         out = out + Usage(lut=eceil(w * m.lut_per_bit) + m.logic.lut, ff=eceil(w * m.ff_per_bit) + m.logic.ff,
-                          bram18k=2 * ceil_div(w, 36) * -(-words // 512))
+                          bram18k=2 * bank_blocks(w, const(words), costs.bram))
     return out
 
 
