@@ -389,32 +389,22 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[Ope
     packed = out.packed
     acc, _ = ctx.acc_size()
     if ctx.serial_drain:
-        lanes_m = f"LANES_{out.name}"
-        # the partial sum in hand: a packed word is shifted one element down per cycle, so its
-        # lowest lane is always the current element
-        lane = _drain_lane(ctx, variant, f"{of_bits(out.ctype)}(bw({b - 1}, 0))" if packed else "bw", "acc[e]",
-                           "e", const(1))
+        # no partial sums come in (``serial_drain``): the element is the accumulator's alone
+        lane = _drain_lane(ctx, variant, "bw", "acc[e]", "e", const(1))
+        assert lane.bw_init is None, "a serial drain reads no partial sums"
         if not packed:
-            head = () if lane.bw_init is None else (Decl(word, "bw", init=lane.bw_init),)
-            drain = For("e", acc, (*head, *lane.body, StreamWrite(lane.target, "r")), pipeline_ii=1,
+            drain = For("e", acc, (*lane.body, StreamWrite(lane.target, "r")), pipeline_ii=1,
                         pipeline_depth=ctx.drain_depth())
             return _drain_function(ctx, variant, drain, (), lane, "one element per cycle")
+        lanes_m = f"LANES_{out.name}"
         every = const(1) / sym(lanes_m)  # once per word
-        body: list[Stmt] = []
-        setup: list[Stmt] = []
-        if lane.bw_init is not None:
-            setup.append(Decl(word, "bw"))
-            body.append(If("ln == 0", (Line(f"bw = {lane.bw_init}"),), freq=every))
-        body += lane.body
-        if lane.bw_init is not None:
-            body.append(Line(f"bw = bw >> {b}"))
-        body += [Line(f"ow = ow >> {b}"),
-                 Line(f"ow({lanes_m} * {b} - 1, ({lanes_m} - 1) * {b}) = bits_of(r)"),
-                 If(f"ln == {lanes_m} - 1", (StreamWrite(lane.target, "ow"), Line("ln = 0")), (Line("ln++"),),
-                    freq=every)]
-        setup += [Decl(word, "ow"), Decl("int", "ln", init="0")]
-        drain = For("e", acc, tuple(body), pipeline_ii=1, pipeline_depth=ctx.drain_depth())
-        return _drain_function(ctx, variant, drain, tuple(setup), lane, "one element per cycle")
+        body = (*lane.body, Line(f"ow = ow >> {b}"),
+                Line(f"ow({lanes_m} * {b} - 1, ({lanes_m} - 1) * {b}) = bits_of(r)"),
+                If(f"ln == {lanes_m} - 1", (StreamWrite(lane.target, "ow"), Line("ln = 0")), (Line("ln++"),),
+                   freq=every))
+        drain = For("e", acc, body, pipeline_ii=1, pipeline_depth=ctx.drain_depth())
+        return _drain_function(ctx, variant, drain, (Decl(word, "ow"), Decl("int", "ln", init="0")), lane,
+                               "one element per cycle")
     # the lanes of a word at every tiling (1 where a tiling does not pack the output: the
     # symbolic lanes say so), not at this one: the models read these counts at every tiling
     if packed:

@@ -218,9 +218,8 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
             if inputs else const(0)
         # the epilogue: the last output tile's way out, through the slowest stage of the drain
         # path (the PE drains, the drain I/O levels and the writer): each stage's time per
-        # visit of an output tile, from its own AST
-        # a PE drain packs its elements one per cycle, so the stages after it start with its
-        # first word (``first_word``), and its last word crosses every chain level after it
+        # visit of an output tile, from its own AST; after a serial PE drain (``first_word``,
+        # ``chain_fill`` above)
         drain = emax(*[eceil(lat[n] / out_visits) + (chain_fill if mods[n]["kind"] == "pe_drain"
                                                      else eceil(fill[n] + first_word)) for n in drain_path])
         terms: dict[str, Expr] = {
