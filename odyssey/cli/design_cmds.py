@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from odyssey.cli._common import (
     DEFINE_HELP,
@@ -26,10 +26,7 @@ from odyssey.cli._common import (
 )
 from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
 from odyssey.errors import OdysseyError
-from odyssey.platforms import DEFAULT_PLATFORM
-
-if TYPE_CHECKING:
-    from odyssey.platforms import Platform
+from odyssey.platforms import DEFAULT_PLATFORM, Platform, at_clock, design_platform, load_platform
 
 
 def _cmd_designs(args: argparse.Namespace) -> int:
@@ -56,7 +53,6 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from odyssey.codegen.writer import write_design
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
-    from odyssey.platforms import at_clock, load_platform
 
     scop = load_scop(args.kernel, defines(args.define))
     ks = analyse(scop, max_dim=3)
@@ -123,8 +119,6 @@ def _cmd_csim(args: argparse.Namespace) -> int:
 def _design_platform(d: Path, given: str | None) -> Platform:
     """``given`` (at its own clock), else the platform a design directory's descriptor was
     generated for, at the clock it records (the default platform where it cannot say)."""
-    from odyssey.platforms import design_platform, load_platform
-
     if given:
         return load_platform(given)
     try:
@@ -258,7 +252,6 @@ def _cmd_model(args: argparse.Namespace) -> int:
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
     from odyssey.model.report import model_record
-    from odyssey.platforms import at_clock, load_platform
 
     ks = analyse(load_scop(args.kernel, defines(args.define)))
     design = ks.design(args.design)
