@@ -61,11 +61,14 @@ def _tune_record(design: Any, model: Any, tuner: Any, result: Any) -> dict[str, 
         "dsp": usage(best.dsp, "dsp") if best else None,
         **{r: usage(float(point[r]), r) if best else None for r in ("lut", "ff")},
         "bram18k": usage(best.bram18k, "bram18k") if best else None,
-        "samples": result.samples, "seconds": result.seconds, "stop_reason": result.stop_reason,
+        # samples spent: the driver's evaluations and the tuner's own (the MP seed's screening),
+        # which come first and count against --samples alike
+        "samples": result.samples + result.tuner_evaluations, "tuner_evaluations": result.tuner_evaluations,
+        "seconds": result.seconds, "stop_reason": result.stop_reason,
         # the tuner's bound search covered the whole space: no legal tiling is faster
         "proven_optimal": bool(getattr(tuner, "proven_optimal", False)),
-        "trace": [{"samples": t.samples, "seconds": t.seconds, "throughput_gops": t.throughput_gops}
-                  for t in result.trace],
+        "trace": [{"samples": t.samples + result.tuner_evaluations, "seconds": t.seconds,
+                   "throughput_gops": t.throughput_gops} for t in result.trace],
         "mp_seed": mp_record,
     }
 

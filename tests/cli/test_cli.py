@@ -374,3 +374,16 @@ def test_bundled_kernels_and_networks_work_from_anywhere(tmp_path: Path,
     assert Path(args.kernel).is_file() and Path(args.kernel).name == "cnn.c"
     o = run(["network", "nosuch.json"])
     assert o.code == 2 and "bundled networks: bert-base, mobilenetv2, resnet50, vgg16, vit-b16" in o.err
+
+
+def test_tune_reports_the_samples_it_spent_with_the_seeds_own() -> None:
+    """--samples N: the MP seed's screening evaluations are samples too (they count against
+    the budget), so the record says N spent, the seed's share beside it, and the trace's
+    sample positions start after the seed's."""
+    o = run(["tune", "mm", *SMALL, "--design", "ij-ij.k", "--samples", "120", "--seed", "0", "--json", "-"])
+    assert o.code == 0, o.describe()
+    rec = json.loads(o.out)["designs"][0]
+    assert rec["tuner_evaluations"] > 0
+    assert rec["samples"] == 120 or rec["stop_reason"] == "converged"
+    assert rec["samples"] <= 120
+    assert all(rec["tuner_evaluations"] < t["samples"] <= rec["samples"] for t in rec["trace"])
