@@ -18,6 +18,9 @@ Rules, with their source in the Vitis HLS user guide (UG1399):
   pragma partitions arrays); ``DEPENDENCE variable=`` names a declared array or scalar, not a
   lock object; every pointer argument of the top function has an ``m_axi`` INTERFACE with a
   ``depth`` (co-simulation sizes its memory model by it).
+* **Start propagation** ("Specifying Compiler-Created FIFO Depth", "pragma HLS dataflow"): every
+  ``DATAFLOW`` pragma says ``disable_start_propagation``: the processes are driven by their
+  channels alone, and the start FIFOs Vitis would add otherwise are in no resource model.
 * **Clock**: ``create_clock -period`` of ``hls.tcl`` equals the platform's kernel clock.
 * **Memory banks** (UG1393 "Kernel Interfaces": one AXI port per m_axi bundle; "Mapping Kernel
   Ports to Memory": ``sp=<cu>.<argument>:<memory>``): every m_axi INTERFACE names a
@@ -163,6 +166,12 @@ def check_design(design_dir: Path, *, clock_mhz: float | None = None) -> CheckRe
                                        "the array's processes must form a dataflow region"))
     for region in regions:
         _check_region(region, funcs, report)
+        pragma = next(ln for ln in region.body if _is_pragma(ln, "DATAFLOW"))
+        if "disable_start_propagation" not in pragma.lower():
+            report.problems.append(Problem(
+                "`#pragma HLS DATAFLOW` without `disable_start_propagation`", region.name,
+                "Vitis then adds a start FIFO per process, which no resource model counts; every process "
+                "here is driven by its channels (UG1399, Specifying Compiler-Created FIFO Depth)"))
     for f in funcs.values():
         _check_pragma_targets(f, report)
     _check_top(funcs, report)
