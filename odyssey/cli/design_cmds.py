@@ -44,6 +44,10 @@ def _cmd_designs(args: argparse.Namespace) -> int:
     dataflows = sorted({d.dataflow for d in ks.designs}, key=lambda s: (s.count(","), s))
     print(f"{len(dataflows)} dataflows x {len(ks.orderings)} orderings = {len(ks.designs)} designs")
     print(table(design_table(ks)))
+    cands = ks.designs[0].simd_candidates if ks.designs else ()
+    if len(cands) > 1:
+        print(f"simd: the default SIMD loop; `--design ID@LOOP` puts the lanes along another reduction loop "
+              f"({', '.join(cands)}), e.g. {ks.designs[0].id}@{cands[-1]}")
     emit_json(args.json, [design_record(d) for d in ks.designs])
     return 0
 
@@ -316,7 +320,8 @@ def register(sub: Any) -> None:
 
     g = sub.add_parser("generate", help="generate the HLS C++ design of one design and tiling")
     _kernel_args(g)
-    g.add_argument("--design", required=True, help="design id or index from `odyssey designs`")
+    g.add_argument("--design", required=True, help="design id or index from `odyssey designs`; ID@LOOP puts "
+                   "its SIMD lanes along reduction loop LOOP instead of the default one")
     g.add_argument("--tiling", required=True, metavar="T_i1=16,...",
                    help="every tiling factor of the design by name (`odyssey designs KERNEL "
                         "--json -` lists them and their ranges; 1 = no tiling at that level)")
@@ -369,7 +374,8 @@ def register(sub: Any) -> None:
 
     m = sub.add_parser("model", help="latency, resources and off-chip traffic of a design and tiling")
     _kernel_args(m)
-    m.add_argument("--design", required=True, help="design id or index from `odyssey designs`")
+    m.add_argument("--design", required=True, help="design id or index from `odyssey designs`; ID@LOOP puts "
+                   "its SIMD lanes along reduction loop LOOP instead of the default one")
     m.add_argument("--tiling", required=True, metavar="T_i1=16,...",
                    help="every tiling factor of the design by name (`odyssey designs KERNEL "
                         "--json -` lists them and their ranges; 1 = no tiling at that level)")

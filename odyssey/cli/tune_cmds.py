@@ -287,7 +287,8 @@ def register(sub: Any) -> None:
                    help=DEFINE_HELP)
     t.add_argument("--platform", default=DEFAULT_PLATFORM, help=PLATFORM_HELP)
     add_clock(t)
-    t.add_argument("--design", default="all", help="design id or index, or `all` (default)")
+    t.add_argument("--design", default="all", help="design id or index, or `all` (default); ID@LOOP puts "
+                   "the design's SIMD lanes along reduction loop LOOP")
     t.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="search time per design (default 5 when --samples is not given)")
     t.add_argument("--samples", type=positive_int, metavar="N",

@@ -23,6 +23,7 @@ Rules (each stated where it is applied):
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
@@ -142,14 +143,32 @@ class KernelSpace:
     finalizers: tuple[str, ...] = ()  # scalings of the result after the reduction
 
     def design(self, key: str) -> Design:
+        """The design of id (or index) ``key``; ``ID@LOOP`` is design ``ID`` with its SIMD
+        lanes along reduction loop ``LOOP`` instead of its default one (the reduction loop of
+        largest extent, the first of equal ones), as AutoSA lets its user choose: the SIMD
+        tuning parameter ``T_<LOOP>2`` (at most the platform-independent lane limit) replaces
+        the default loop's. ``ID@LOOP`` with the default loop is ``ID``."""
+        base, _, simd = key.partition("@")
         for d in self.designs:
-            if key in (d.id, str(d.index)):
-                return d
+            if base in (d.id, str(d.index)):
+                return d if not simd else self._with_simd(d, simd, key)
         known = ", ".join(d.id for d in self.designs)
         raise DesignNotFoundError(
-            f"design `{key}` is not in the design space of this kernel; known ids: {known} "
-            "(or their index 0..N-1)"
+            f"design `{base}` is not in the design space of this kernel; known ids: {known} "
+            "(or their index 0..N-1; `ID@LOOP` puts the SIMD lanes along reduction loop LOOP)"
         )
+
+    def _with_simd(self, d: Design, loop: str, key: str) -> Design:
+        if loop not in d.simd_candidates:
+            cands = ", ".join(d.simd_candidates) or "none: the statement has no reduction loop"
+            raise DesignNotFoundError(
+                f"design `{key}`: `{loop}` cannot carry the SIMD lanes; the reduction loops that can "
+                f"are {cands} (write ID@LOOP with one of them, or ID for the default, {d.simd_loop})")
+        if loop == d.simd_loop:
+            return d
+        widest = max(self.scop.array(r.array).bits for r in self.scop.statement(self.statement).refs)
+        params = _params(d.band, d.parallel_loops, loop, max_lanes=MAX_VECTOR_BITS // widest)
+        return dataclasses.replace(d, id=f"{d.id}@{loop}", simd_loop=loop, params=params)
 
 
 def param_name(loop: str, level: int) -> str:

@@ -29,6 +29,9 @@ CASES = [
     ("fir.c", "i-j.i", {"T_i1": 7, "T_j1": 4, "T_i2": 7, "T_j2": 2}, {"N": "30", "T": "13"}),
     ("syrk.c", "ij-ij.k", {"T_i1": 4, "T_j1": 4, "T_k1": 5, "T_i2": 2, "T_j2": 2, "T_k2": 5},
      {"N": "10", "K": "9"}),
+    # SIMD lanes along the second reduction loop (AutoSA's MTTKRP), non-divisor tiles
+    ("autosa/mttkrp.c", "ij-ij.kl@l", {"T_i1": 6, "T_j1": 4, "T_k1": 3, "T_l1": 7, "T_i2": 3, "T_j2": 2,
+                                        "T_l2": 7}, {"I": "13", "J": "11", "K": "7", "L": "10"}),
 ]
 
 

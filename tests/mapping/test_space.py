@@ -131,6 +131,26 @@ def test_design_lookup_errors(kernels_dir: Path) -> None:
         ks.design("zz")
 
 
+def test_simd_along_another_reduction_loop(kernels_dir: Path) -> None:
+    """``ID@LOOP``: the SIMD parameter moves to reduction loop LOOP (``T_l2``, dividing
+    ``T_l1``, at most the lane limit), the rest of the design is the same; the default loop
+    is the plain id; a loop that cannot carry the lanes is refused with the candidates."""
+    from odyssey.errors import DesignNotFoundError
+
+    ks = analyse(load_scop(kernels_dir / "mttkrp.c", {"I": "8", "J": "8", "K": "8", "L": "64"}))
+    base = ks.design("ij-ij.kl")
+    assert base.simd_loop == "l" and base.simd_candidates == ("k", "l")  # the largest extent
+    alt = ks.design("ij-ij.kl@k")
+    assert alt.id == "ij-ij.kl@k" and alt.simd_loop == "k"
+    simd = {p.name: p for p in alt.params if p.level == "simd"}
+    assert list(simd) == ["T_k2"] and simd["T_k2"].divides == "T_k1" and simd["T_k2"].upper == 8
+    assert [p for p in alt.params if p.level != "simd"] == [p for p in base.params if p.level != "simd"]
+    assert (alt.order, alt.space_loops, alt.operands) == (base.order, base.space_loops, base.operands)
+    assert ks.design("ij-ij.kl@l") is base and ks.design(f"{base.index}@k").id == "ij-ij.kl@k"
+    with pytest.raises(DesignNotFoundError, match="the reduction loops that can are k, l"):
+        ks.design("ij-ij.kl@i")
+
+
 def test_designs_json_interface(kernels_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["designs", str(kernels_dir / "mm.c"), "-D", "I=1024", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -23,6 +23,8 @@ CASES = [
     ("mm", MM, "ij-ij.k", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 4, "T_k2": 4}),
     ("mm", MM, "k-ij.k", {"T_i1": 4, "T_j1": 4, "T_k1": 16, "T_i2": 1, "T_j2": 1, "T_k2": 4}),
     ("mttkrp", {}, "ij-ij.kl", {"T_i1": 4, "T_j1": 4, "T_k1": 4, "T_l1": 4, "T_i2": 2, "T_j2": 2, "T_k2": 2}),
+    ("autosa/mttkrp", {}, "ij-ij.kl@l",
+     {"T_i1": 4, "T_j1": 4, "T_k1": 2, "T_l1": 8, "T_i2": 2, "T_j2": 2, "T_l2": 4}),
     ("autosa/mm_i8", MM, "ij-ij.k", {"T_i1": 8, "T_j1": 8, "T_k1": 16, "T_i2": 4, "T_j2": 4, "T_k2": 16}),
     # triangular drains that compute each element's index (`int g_i = t_i * T_i1 + ...`, with
     # pass indices as arguments): address arithmetic, no operator of the datapath (the size
