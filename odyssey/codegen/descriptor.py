@@ -73,7 +73,7 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> De
         "design": {"id": d.id, "index": d.index, "dataflow": d.dataflow, "ordering": d.ordering,
                    "space_loops": list(d.space_loops), "order": list(d.order),
                    "reduction_loops": list(d.reduction_loops), "simd_loop": d.simd_loop,
-                   "output_accumulation": d.output_accumulation, "model_only": None},
+                   "lut_mul_percent": d.lut_mul_percent, "output_accumulation": d.output_accumulation, "model_only": None},
         "sizes": dict(scop.params),
         "tiling": dict(t.values),
         "params": [{"name": p.name, "loop": p.loop, "level": p.level, "lower": p.lower, "upper": p.upper,
@@ -95,13 +95,14 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> De
                      "boundary": f.boundary, "template": list(f.template),
                      "instances": [list(p.template_args) for p in ir.processes if p.func == f.name],
                      "count_sym": _j(h.count),
-                     "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count)} for u in h.operators],
+                     "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count), "impl": u.impl}
+                                   for u in h.operators],
                      "outputs": [{"bits_sym": _j(o.bits), "depth": o.depth} for o in h.outputs],
                      "ast": [stmt_json(s) for s in f.body]} for f, h in zip(ir.modules, ir.hardware, strict=True)],
         "absent_modules": [{"name": f.name, "kind": module_kind(f.kind), "role": role_of(f.kind), "operand": f.operand,
                             "boundary": f.boundary, "template": list(f.template), "instances": [],
                             "count_sym": _j(h.count),
-                            "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count)}
+                            "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count), "impl": u.impl}
                                           for u in h.operators],
                             "outputs": [{"bits_sym": _j(o.bits), "depth": o.depth} for o in h.outputs],
                             "ast": [stmt_json(s) for s in f.body]} for f, h in ir.absent],

@@ -44,8 +44,9 @@ from odyssey.mapping.space import Level
 #: 5: the platform; every port's DRAM channel, memory kind, m_axi bundle and Vitis connectivity
 #: 7: each module's symbolic instance count, operators and output FIFOs; every FIFO's symbolic width
 #: 8: the kernel clock the design was generated for (``clock_mhz``)
-SchemaVersion = Literal[8]
-SCHEMA_VERSION: Final[SchemaVersion] = 8
+#: 9: each operator's ``impl`` (``auto`` or ``fabric``); the design's ``lut_mul_percent``
+SchemaVersion = Literal[9]
+SCHEMA_VERSION: Final[SchemaVersion] = 9
 
 AssignOp = Literal["=", "+=", "-=", "*="]
 OutputAccumulation = Literal["on_chip", "partial_sums_leave_array"]
@@ -55,6 +56,7 @@ OperandRole = Literal["input", "output"]
 OPERAND_ROLES: tuple[OperandRole, ...] = get_args(OperandRole)
 LaneOp = Literal["mul", "add", "sub", "neg"]
 LANE_OPS: tuple[LaneOp, ...] = get_args(LaneOp)
+OperatorImplJson = Literal["auto", "fabric"]
 ChannelKind = Literal["stream", "blocks"]
 PortDirection = Literal["read", "write"]
 
@@ -211,6 +213,7 @@ class DesignJson(TypedDict):
     order: list[str]  # array-partitioning loops, outer to inner
     reduction_loops: list[str]
     simd_loop: str | None
+    lut_mul_percent: int  # percent of each PE's multiply lanes in LUT fabric (design id +lutP)
     output_accumulation: OutputAccumulation
     model_only: str | None  # why the design cannot be simulated
 
@@ -273,6 +276,7 @@ class OperatorJson(TypedDict):
     op: LaneOp
     dtype: str
     count_sym: ExprJson
+    impl: OperatorImplJson  # the tool's default core, or LUT fabric (BIND_OP impl=fabric)
 
 
 class StreamOutJson(TypedDict):

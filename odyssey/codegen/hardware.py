@@ -22,6 +22,9 @@ from odyssey.expr import Expr, const, emax, le, where
 
 OperatorKind = Literal["add", "sub", "mul", "neg"]
 OPERATOR_KINDS: tuple[OperatorKind, ...] = ("add", "sub", "mul", "neg")
+#: where an operator is built: the tool's default core for its type (``optable.json``), or LUT
+#: fabric (``BIND_OP ... impl=fabric``; ``fabric.json``'s ``mul_fabric`` rows)
+OperatorImpl = Literal["auto", "fabric"]
 
 #: a condition on a position ``p`` in a row of ``n`` modules
 PositionCond = Literal["first", "last", "not_first", "not_last"]
@@ -35,6 +38,7 @@ class OperatorUse:
     op: OperatorKind
     dtype: str
     count: Expr
+    impl: OperatorImpl = "auto"
 
 
 @dataclass(frozen=True, slots=True)

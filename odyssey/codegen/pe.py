@@ -17,7 +17,13 @@ from dataclasses import dataclass
 
 from odyssey.codegen.context import Ctx, of_bits
 from odyssey.codegen.geometry import index_c
-from odyssey.codegen.hardware import OperatorKind, OperatorUse, PositionCond, position_count
+from odyssey.codegen.hardware import (
+    OperatorImpl,
+    OperatorKind,
+    OperatorUse,
+    PositionCond,
+    position_count,
+)
 from odyssey.codegen.hls_ast import (
     Decl,
     For,
@@ -32,7 +38,7 @@ from odyssey.codegen.hls_ast import (
     StreamWrite,
 )
 from odyssey.codegen.io_modules import stream_t
-from odyssey.expr import Expr, const, emax, lt, mul, sym, to_c, where
+from odyssey.expr import Expr, const, emax, floor_div, lt, mul, sym, to_c, where
 from odyssey.platforms.fabric import fabric_costs
 from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr, ScalarRef, rexpr_ops
 
@@ -131,18 +137,30 @@ def pe_operators(ctx: Ctx, lanes: Expr) -> tuple[OperatorUse, ...]:
     return _uses(ctx, lanes, comb, emax(const(0), *[where(lt(1, t), 1, 0) for t in trips]))
 
 
+def fabric_lanes(ctx: Ctx, lanes: Expr) -> Expr:
+    """The lanes of ``lanes`` whose multiplier is built in LUT fabric: ``floor(P * lanes /
+    100)`` for the design's ``lut_mul_percent`` P (0 without one)."""
+    share = ctx.tiling.design.lut_mul_percent
+    return floor_div(lanes * share, 100) if share else const(0)
+
+
 def _uses(ctx: Ctx, lanes: Expr, comb: OperatorKind, accumulates: Expr) -> tuple[OperatorUse, ...]:
     mul_t, out_t = _types(ctx)
-    uses: dict[tuple[OperatorKind, str], Expr] = {}
+    uses: dict[tuple[OperatorKind, str, OperatorImpl], Expr] = {}
 
-    def add(kind: OperatorKind, count: Expr) -> None:
+    def add(kind: OperatorKind, count: Expr, impl: OperatorImpl = "auto") -> None:
         t = mul_t if kind == "mul" else out_t
-        uses[(kind, t)] = uses.get((kind, t), const(0)) + count
+        uses[(kind, t, impl)] = uses.get((kind, t, impl), const(0)) + count
 
+    fabric = fabric_lanes(ctx, lanes)
     for o in rexpr_ops(ctx.main.rhs):
-        add(o, lanes)  # type: ignore[arg-type]
+        if o == "mul" and ctx.tiling.design.lut_mul_percent:
+            add("mul", lanes - fabric)
+            add("mul", fabric, "fabric")
+        else:
+            add(o, lanes)  # type: ignore[arg-type]
     add(comb, lanes - 1 + accumulates)
-    return tuple(OperatorUse(k, t, c) for (k, t), c in uses.items())
+    return tuple(OperatorUse(k, t, c, impl) for (k, t, impl), c in uses.items())
 
 
 def _identity(op: str) -> str:
@@ -232,8 +250,7 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     else:
         update = Line(f"v = (ln == 0) ? (({guard}) ? p : ({octype})({_identity(op)})) "
                       f": (({guard}) ? {combined} : v)")
-    lanes_loop = For("ln", const(simd_lanes), (*lane_vals, Decl(octype, "p", init=f"({rhs})"), update),
-                     unroll=True)
+    lane_loops = _lane_loops(ctx, simd_lanes, lane_vals, rhs, update, combined, guard)
     acc_vals = {n: ctx.local(n, "0") for n in ctx.parallel}
     first_parts = [f"t_{n} == 0" for n in ctx.inner_reduction if ctx.g(n).tiles > 1]
     first_parts += [f"x1_{n} == 0" for n in ctx.reduction if not ctx.g(n).space and ctx.g(n).outer > 1]
@@ -248,7 +265,7 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     store: Stmt = Line(f"acc[{idx}] = s")
     if last_parts:
         store = If(" && ".join(last_parts), (store,))
-    body: list[Stmt] = [*reads, Decl(octype, "v"), lanes_loop,
+    body: list[Stmt] = [*reads, Decl(octype, "v"), *lane_loops,
                         Decl(octype, "s", init=f"({first}) ? v : ({octype})(sums[{idx}] {comb} v)"),
                         Line(f"sums[{idx}] = s"), store]
     loops = ctx.pe_loops()
@@ -281,6 +298,32 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     name = variant.compute_name()
     return Function(name, tuple(params), full, template=template, kind="pe",
                     comment=f"{name}: processing element (II={ii}).")
+
+
+def _lane_loops(ctx: Ctx, simd_lanes: int, lane_vals: list[Stmt], rhs: str, update: Stmt, combined: str,
+                guard: str | None) -> tuple[Stmt, ...]:
+    """The unrolled lanes: ``S - F`` lanes with the tool's multiplier, then ``F`` lanes
+    (:func:`fabric_lanes`) whose product (``q``: a variable of its own, which the binding
+    names) is bound to LUT fabric (UG1399, BIND_OP ``op=mul impl=fabric``), lane ``ln = S - F
+    + lf``; those combine unconditionally (lane 0 is in the first loop) unless every lane is in
+    fabric."""
+    octype = ctx.output.ctype
+    share = ctx.tiling.design.lut_mul_percent
+    fab = simd_lanes * share // 100
+    dsp = simd_lanes - fab
+    out: list[Stmt] = []
+    if dsp:
+        out.append(For("ln", const(dsp), (*lane_vals, Decl(octype, "p", init=f"({rhs})"), update), unroll=True))
+    if not fab:
+        return tuple(out)
+    body = (*lane_vals, Decl(octype, "q", init=f"({rhs})"), Pragma("HLS BIND_OP variable=q op=mul impl=fabric"),
+            Decl(octype, "p", init="q"))
+    if not dsp:
+        out.append(For("ln", const(fab), (*body, update), unroll=True))
+    else:
+        plain: Stmt = Line(f"v = {combined}") if guard is None else Line(f"v = ({guard}) ? {combined} : v")
+        out.append(For("lf", const(fab), (Decl("int", "ln", init=f"{dsp} + lf"), *body, plain), unroll=True))
+    return tuple(out)
 
 
 def acc_t(ctx: Ctx) -> str:

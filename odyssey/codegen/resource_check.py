@@ -202,6 +202,9 @@ def _function_ops(f: CFunction, env: dict[str, int]) -> dict[tuple[str, str], in
         if (m := _DECL.match(line.strip())) is not None:
             decls[m.group(2)] = m.group(1)
     out: Counter[tuple[str, str]] = Counter()
+    # variables whose multiply is bound to LUT fabric (`BIND_OP variable=x op=mul impl=fabric`)
+    fabric = {m.group(1) for line in f.body
+              if (m := re.match(r"^\s*#pragma HLS BIND_OP variable=(\w+) op=mul impl=fabric\b", line, re.I))}
     # index values: loop counters, position parameters and sizes (env), and integers computed
     # from nothing else; their arithmetic addresses the data (HLS strength-reduces it along
     # the loops), it is not the datapath
@@ -231,7 +234,8 @@ def _function_ops(f: CFunction, env: dict[str, int]) -> dict[tuple[str, str], in
                               key=lambda t: _FP.get(t) or _INT.get(t, 0), default=ttype)
                 for values in _lane_values(unrolled):
                     for op, k in _ops(rhs, {**env, **values}).items():
-                        out[(op, _canon(operand if op == "mul" else ttype))] += k
+                        key = "mul_fabric" if op == "mul" and target in fabric else op
+                        out[(key, _canon(operand if op == "mul" else ttype))] += k
     walk(parse_body(f.body), [])
     return dict(out)
 
@@ -356,7 +360,8 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
                 continue
             kind = "add" if op == "sub" else op
             logic = costs.operator(dtype, kind)
-            u.add(Usage(dsp=table.lookup(dtype, kind).dsp, lut=logic.lut, ff=logic.ff), k)
+            dsp = 0 if kind.endswith("_fabric") else table.lookup(dtype, kind).dsp
+            u.add(Usage(dsp=dsp, lut=logic.lut, ff=logic.ff), k)
         u.add(_control(f, fenv, costs))
         args = [a.strip() for a in m.group(3).split(",")] if m.group(3).strip() else []
         for (_, pname), arg in zip(f.params, args, strict=False):

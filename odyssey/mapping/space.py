@@ -97,6 +97,9 @@ class Design:
     operands: tuple[Operand, ...]
     output_accumulation: Literal["on_chip", "partial_sums_leave_array"]
     params: tuple[TuningParam, ...]
+    #: percent of each PE's multiply lanes whose multiplier is built in LUT fabric, not a DSP
+    #: slice (``floor(P * SIMD / 100)`` lanes; design id suffix ``+lutP``; integer statements)
+    lut_mul_percent: int = 0
 
     @property
     def dataflow(self) -> str:
@@ -143,20 +146,45 @@ class KernelSpace:
     finalizers: tuple[str, ...] = ()  # scalings of the result after the reduction
 
     def design(self, key: str) -> Design:
-        """The design of id (or index) ``key``; ``ID@LOOP`` is design ``ID`` with its SIMD
-        lanes along reduction loop ``LOOP`` instead of its default one (the reduction loop of
-        largest extent, the first of equal ones), as AutoSA lets its user choose: the SIMD
-        tuning parameter ``T_<LOOP>2`` (at most the platform-independent lane limit) replaces
-        the default loop's. ``ID@LOOP`` with the default loop is ``ID``."""
-        base, _, simd = key.partition("@")
+        """The design of id (or index) ``key``, with two optional suffixes, ``ID[@LOOP][+lutP]``:
+
+        * ``@LOOP``: its SIMD lanes along reduction loop ``LOOP`` instead of its default one
+          (the reduction loop of largest extent, the first of equal ones), as AutoSA lets its
+          user choose: the SIMD tuning parameter ``T_<LOOP>2`` (at most the lane limit)
+          replaces the default loop's; ``@`` with the default loop is the plain id;
+        * ``+lutP``: ``P`` percent (1-100) of each PE's multiply lanes, ``floor(P * SIMD /
+          100)``, multiply in LUT fabric instead of DSP slices (AutoSA's int8 board design
+          moved half by hand: ``+lut50``); integer statements with one multiply per lane."""
+        rest, plus, lut = key.partition("+")
+        base, _, simd = rest.partition("@")
         for d in self.designs:
             if base in (d.id, str(d.index)):
-                return d if not simd else self._with_simd(d, simd, key)
+                out = d if not simd else self._with_simd(d, simd, key)
+                return out if not plus else self._with_lut_mul(out, lut, key)
         known = ", ".join(d.id for d in self.designs)
         raise DesignNotFoundError(
             f"design `{base}` is not in the design space of this kernel; known ids: {known} "
             "(or their index 0..N-1; `ID@LOOP` puts the SIMD lanes along reduction loop LOOP)"
         )
+
+    def _with_lut_mul(self, d: Design, suffix: str, key: str) -> Design:
+        digits = suffix[3:] if suffix.startswith("lut") else ""
+        if not digits.isdigit() or not 1 <= int(digits) <= 100:
+            raise DesignNotFoundError(
+                f"design `{key}`: `+{suffix}` is not a multiplier choice; write `+lutP` with P the percent "
+                "(1-100) of each PE's multiply lanes built in LUT fabric, e.g. +lut50")
+        main = self.scop.statement(self.statement)
+        floats = sorted({r.array for r in main.refs if self.scop.array(r.array).is_float})
+        if floats:
+            raise DesignNotFoundError(
+                f"design `{key}`: LUT multipliers are for integer datapaths; {', '.join(floats)} "
+                "are floating point (drop the +lut suffix)")
+        muls = rexpr_ops(main.rhs).count("mul")
+        if muls != 1:
+            raise DesignNotFoundError(
+                f"design `{key}`: LUT multipliers need one multiply per lane; `{main.text}` has {muls} "
+                "(drop the +lut suffix)")
+        return dataclasses.replace(d, id=f"{d.id}+lut{int(digits)}", lut_mul_percent=int(digits))
 
     def _with_simd(self, d: Design, loop: str, key: str) -> Design:
         if loop not in d.simd_candidates:

@@ -104,7 +104,8 @@ def control_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts) 
 
 def operator_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts) -> Usage:
     """The operator cores of one instance of ``m``: DSP from ``optable.json``, LUT and FF from
-    ``fabric.json``; ``neg`` is a sign flip, no core."""
+    ``fabric.json``; ``neg`` is a sign flip, no core; a multiplier bound to LUT fabric
+    (``impl`` ``fabric``) has no DSP and ``fabric.json``'s ``mul_fabric`` LUT and FF."""
     table = default_op_costs()
     aliases = dict(table.aliases)
     out = Usage()
@@ -114,6 +115,10 @@ def operator_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts)
         kind = "add" if u["op"] == "sub" else u["op"]
         dtype = aliases.get(u["dtype"], u["dtype"])
         n = _e(u["count_sym"], subst)
+        if u.get("impl", "auto") == "fabric":
+            logic = costs.operator(dtype, f"{kind}_fabric")
+            out = out + Usage(const(0), const(logic.lut), const(logic.ff)).times(n)
+            continue
         logic = costs.operator(dtype, kind)
         out = out + Usage(const(table.lookup(dtype, kind).dsp), const(logic.lut), const(logic.ff)).times(n)
     return out
@@ -210,6 +215,8 @@ def dsp_cut(desc: Descriptor, subst: Mapping[str, Expr], lanes: Expr, per_lane: 
     drains = [m for m in (*desc["modules"], *desc["absent_modules"]) if m["kind"] == "pe_drain"]
     if not pe or any(m["operators"] != pe[0]["operators"] for m in pe):
         return None
+    if any(u.get("impl", "auto") != "auto" for u in pe[0]["operators"]):
+        return None  # lanes with LUT multipliers: #PE * SIMD * per-lane cost overstates the DSP
     kinds = {(u["op"], u["dtype"]) for u in pe[0]["operators"]}
     combine = [k for k in kinds if k[0] in ("add", "mul")]
     covered = drains and all(any((u["op"], u["dtype"]) in combine for u in m["operators"]) for m in drains)

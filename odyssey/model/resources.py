@@ -27,7 +27,19 @@ from collections.abc import Mapping
 
 from odyssey.codegen.channels import dram_counts
 from odyssey.codegen.descriptor_schema import BufferJson, Descriptor, ExprJson
-from odyssey.expr import Const, Expr, ceil_div, const, emin, from_json, lt, mul, substitute, where
+from odyssey.expr import (
+    Const,
+    Expr,
+    ceil_div,
+    const,
+    emin,
+    floor_div,
+    from_json,
+    lt,
+    mul,
+    substitute,
+    where,
+)
 from odyssey.platforms import op_cost
 from odyssey.platforms.fabric import BramCosts, fabric_costs
 
@@ -55,18 +67,28 @@ def simd_lanes(desc: Descriptor, subst: Mapping[str, Expr]) -> Expr:
 
 
 def dsp(desc: Descriptor, subst: Mapping[str, Expr]) -> Expr:
-    """DSP blocks of the PEs' lanes: ``#PE * SIMD * per-lane cost`` (eq. 5-6; the design's
-    total, every operator counted, is :func:`odyssey.model.fabric.fabric_usage`'s)."""
-    return num_pes(desc, subst) * simd_lanes(desc, subst) * dsp_per_lane(desc)
+    """DSP blocks of the PEs' lanes: ``#PE * SIMD * per-lane cost`` (eq. 5-6), less the
+    multipliers of the lanes built in LUT fabric (``lut_mul_percent``); the design's total,
+    every operator counted, is :func:`odyssey.model.fabric.fabric_usage`'s."""
+    lanes = simd_lanes(desc, subst)
+    total = lanes * dsp_per_lane(desc)
+    share = int(desc["design"].get("lut_mul_percent", 0))
+    if share:
+        total = total - floor_div(lanes * share, 100) * op_cost(_mul_type(desc), "mul")[0]
+    return num_pes(desc, subst) * total
+
+
+def _mul_type(desc: Descriptor) -> str:
+    """A multiply works at its operands' width (``short * short`` is a 16-bit multiply even
+    though C promotes the product to int)."""
+    ins = [o for o in desc["operands"] if o["role"] == "input"]
+    return max(ins, key=lambda o: o["bits"])["elem"] if ins else desc["compute"]["dtype"]
 
 
 def dsp_per_lane(desc: Descriptor) -> int:
     """DSP blocks of one SIMD lane's operators (``ops_per_lane``): fp32 MAC 5."""
     out_type = desc["compute"]["dtype"]
-    ins = [o for o in desc["operands"] if o["role"] == "input"]
-    # a multiply works at its operands' width (short * short is a 16-bit multiply even though
-    # C promotes the product to int); adds work at the accumulator's type
-    mul_type = max(ins, key=lambda o: o["bits"])["elem"] if ins else out_type
+    mul_type = _mul_type(desc)  # adds work at the accumulator's type
     per_lane = 0
     for op in desc["compute"]["ops_per_lane"]:
         if op == "neg":

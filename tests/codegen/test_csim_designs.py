@@ -30,6 +30,12 @@ CASES = [
     ("syrk.c", "ij-ij.k", {"T_i1": 4, "T_j1": 4, "T_k1": 5, "T_i2": 2, "T_j2": 2, "T_k2": 5},
      {"N": "10", "K": "9"}),
     # SIMD lanes along the second reduction loop (AutoSA's MTTKRP), non-divisor tiles
+    # int8 with half (and all) of each PE's multipliers in LUT fabric, extreme values included
+    # by the testbench's data; non-divisor tiles, an odd SIMD factor
+    ("autosa/mm_i8.c", "ij-ij.k+lut50", {"T_i1": 6, "T_j1": 4, "T_k1": 10, "T_i2": 3, "T_j2": 2, "T_k2": 5},
+     {"I": "13", "J": "11", "K": "37"}),
+    ("autosa/mm_i8.c", "ij-ij.k+lut100", {"T_i1": 4, "T_j1": 4, "T_k1": 8, "T_i2": 2, "T_j2": 2, "T_k2": 4},
+     {"I": "8", "J": "8", "K": "16"}),
     ("autosa/mttkrp.c", "ij-ij.kl@l", {"T_i1": 6, "T_j1": 4, "T_k1": 3, "T_l1": 7, "T_i2": 3, "T_j2": 2,
                                         "T_l2": 7}, {"I": "13", "J": "11", "K": "7", "L": "10"}),
 ]

@@ -151,6 +151,23 @@ def test_simd_along_another_reduction_loop(kernels_dir: Path) -> None:
         ks.design("ij-ij.kl@i")
 
 
+def test_lut_multiplier_suffix(kernels_dir: Path) -> None:
+    """``ID+lutP``: P percent of each PE's multiply lanes in LUT fabric, on integer statements
+    with one multiply per lane; with ``@LOOP`` too; other suffixes and float kernels refused."""
+    from odyssey.errors import DesignNotFoundError
+
+    ks = analyse(load_scop(kernels_dir / "autosa" / "mm_i8.c", {"I": "8", "J": "8", "K": "8"}))
+    d = ks.design("ij-ij.k+lut50")
+    assert d.id == "ij-ij.k+lut50" and d.lut_mul_percent == 50 and d.params == ks.design("ij-ij.k").params
+    assert ks.design("ij-ij.k@k+lut100").lut_mul_percent == 100
+    for bad in ("ij-ij.k+lut0", "ij-ij.k+lut101", "ij-ij.k+dsp50", "ij-ij.k+lut"):
+        with pytest.raises(DesignNotFoundError, match="is not a multiplier choice"):
+            ks.design(bad)
+    fp = analyse(load_scop(kernels_dir / "mm.c", {"I": "8", "J": "8", "K": "8"}))
+    with pytest.raises(DesignNotFoundError, match="integer datapaths"):
+        fp.design("ij-ij.k+lut50")
+
+
 def test_designs_json_interface(kernels_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["designs", str(kernels_dir / "mm.c"), "-D", "I=1024", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

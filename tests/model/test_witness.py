@@ -26,6 +26,8 @@ CASES = [
     ("autosa/mttkrp", {}, "ij-ij.kl@l",
      {"T_i1": 4, "T_j1": 4, "T_k1": 2, "T_l1": 8, "T_i2": 2, "T_j2": 2, "T_l2": 4}),
     ("autosa/mm_i8", MM, "ij-ij.k", {"T_i1": 8, "T_j1": 8, "T_k1": 16, "T_i2": 4, "T_j2": 4, "T_k2": 16}),
+    ("autosa/mm_i8", MM, "ij-ij.k+lut40", {"T_i1": 8, "T_j1": 8, "T_k1": 10, "T_i2": 4, "T_j2": 4, "T_k2": 5}),
+    ("autosa/mm_u16", MM, "ij-ij.k+lut100", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 4, "T_j2": 2, "T_k2": 4}),
     # triangular drains that compute each element's index (`int g_i = t_i * T_i1 + ...`, with
     # pass indices as arguments): address arithmetic, no operator of the datapath (the size
     # fuzzer found the witness counting it)
@@ -48,7 +50,8 @@ def test_witness_equals_model(tmp_path: Path, kernel: str, sizes: dict[str, str]
                               tiling: dict[str, int]) -> None:
     w, totals, disagree = compare(_design(tmp_path, kernel, sizes, design, tiling), PLAT)
     assert disagree == []
-    assert w.total.dsp == totals["dsp"] > 0 and w.total.lut == totals["lut"] and w.total.ff == totals["ff"]
+    assert w.total.dsp == totals["dsp"] and w.total.lut == totals["lut"] and w.total.ff == totals["ff"]
+    assert totals["dsp"] > 0 or design.endswith("+lut100")
 
 
 def test_the_printed_pe_has_one_add_per_lane_and_the_drain_none(tmp_path: Path) -> None:
@@ -143,3 +146,23 @@ def test_the_tuners_model_is_the_printed_code_at_random_tilings(tmp_path: Path) 
     ("mttkrp", {}), ("autosa/mm_i8", {}), ("syrk", {}), ("fir", {}), ("mv", {}), ("dwconv", {})])
 def test_the_tuners_model_is_the_printed_code_sweep(tmp_path: Path, kernel: str, sizes: dict[str, str]) -> None:
     assert _sweep(kernel, sizes, 3, 1, tmp_path) > 0
+
+
+def test_lut_multipliers_are_priced_and_a_lost_binding_is_caught(tmp_path: Path) -> None:
+    """``+lut50``: half of each PE's int8 multipliers (floor) are bound to LUT fabric: the model
+    and the printed code agree that they cost no DSP and ``mul_fabric`` LUTs; the same design
+    without the binding pragma is caught (its multipliers would be DSPs)."""
+    tiling = {"T_i1": 8, "T_j1": 8, "T_k1": 16, "T_i2": 4, "T_j2": 4, "T_k2": 16}
+    plain = compare(_design(tmp_path / "a", "autosa/mm_i8", MM, "ij-ij.k", tiling), PLAT)[1]
+    d = _design(tmp_path / "b", "autosa/mm_i8", MM, "ij-ij.k+lut50", tiling)
+    w, totals, disagree = compare(d, PLAT)
+    assert disagree == []
+    pes = 4  # 2 x 2 PEs
+    assert plain["dsp"] - totals["dsp"] == pes * 8  # 8 of 16 lanes per PE
+    assert totals["lut"] - plain["lut"] == pes * 8 * 62  # fabric.json int8 mul_fabric
+    src = d / "kernel.cpp"
+    text = src.read_text()
+    assert text.count("#pragma HLS BIND_OP variable=q op=mul impl=fabric") == 4  # one per PE variant
+    src.write_text(text.replace("#pragma HLS BIND_OP variable=q op=mul impl=fabric", ""))
+    _, _, lost = compare(d, PLAT)
+    assert ("total", "dsp") in {(x.where, x.resource) for x in lost}
