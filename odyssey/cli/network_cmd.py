@@ -30,6 +30,14 @@ def _cmd_network(args: argparse.Namespace) -> int:
     from odyssey.platforms import at_clock, load_platform
 
     engine = engine_from(args)
+    if args.dtype != "fp32":
+        from odyssey.frontend.bundled import bundled_kernel
+
+        if args.kernel != str(bundled_kernel("cnn")) or args.dw_kernel or args.mm_kernel:
+            raise OdysseyError(f"--dtype {args.dtype} chooses the bundled {args.dtype} kernels "
+                               f"(kernels/{args.dtype}/: cnn.c, dwconv.c, mm.c and the stride-2 ones); "
+                               "give either it or --kernel/--dw-kernel/--mm-kernel")
+        args.kernel = str(bundled_kernel(f"{args.dtype}/cnn"))
     if args.mm_kernel is not None and (args.shared_array or args.transfer):
         raise OdysseyError("--mm-kernel applies to the per-layer tuning, not to --shared-array "
                            "or --transfer (they take matmul layers' kernel as mm.c next to "
@@ -208,6 +216,10 @@ def register(sub: Any) -> None:
     nw.add_argument("--kernel", default="cnn", type=kernel_file,
                     help="kernel of the conv and pointwise layers: a C file or a bundled kernel "
                          "name (default cnn, the bundled cnn.c)")
+    nw.add_argument("--dtype", choices=("fp32", "int8", "int16"), default="fp32",
+                    help="datapath of every layer: fp32 (default: the bundled cnn.c, dwconv.c, mm.c), "
+                         "int8 or int16 (inputs and weights of that width, int32 accumulation: "
+                         "kernels/int8/, kernels/int16/)")
     nw.add_argument("--dw-kernel", metavar="KERNEL", type=kernel_file,
                     help="kernel of the depthwise layers (default dwconv.c next to --kernel)")
     nw.add_argument("--input-shape", type=input_shape, action="append", metavar="NAME=DIMS",

@@ -115,13 +115,21 @@ def _shape(scop: Scop, a: Array) -> tuple[int, ...]:
 
 def _random_array(a: Array, shape: tuple[int, ...]) -> list[Stmt]:
     """``{a}_buf``, a vector of the array's elements, seen as ``a`` with the array's shape,
-    filled with uniform values: reals in [-1, 1), integers in [-8, 7] ([0, 15] unsigned)."""
+    filled with uniform values: reals in [-1, 1); 8-bit integers over their whole range
+    ([-128, 127], [0, 255] unsigned: the extremes of a quantized datapath, whose products and
+    sums fit a C ``int`` for any reduction shorter than 2^17); wider integers in [-8, 7] ([0, 15]
+    unsigned: a full-range 16-bit product already overflows the ``int`` C promotes it to)."""
     dims = "".join(f"[{n}]" for n in shape[1:])
     view = f"reinterpret_cast<{a.elem} (*){dims}>({a.name}_buf.data())" if len(shape) > 1 else f"{a.name}_buf.data()"
     if a.is_float:
         dist, bounds = f"std::uniform_real_distribution<{a.elem}>", ("-1", "1")
     else:
-        dist, bounds = "std::uniform_int_distribution<int>", ("0", "15") if a.elem.startswith("unsigned") else ("-8", "7")
+        unsigned = a.elem.startswith("unsigned") or a.elem.startswith("uint")
+        if a.bits == 8:
+            bounds = ("0", "255") if unsigned else ("-128", "127")
+        else:
+            bounds = ("0", "15") if unsigned else ("-8", "7")
+        dist = "std::uniform_int_distribution<int>"
     return [Decl(f"std::vector<{a.elem}>", f"{a.name}_buf", ctor_args=(str(prod(shape)),)),
             Decl("auto", a.name, init=view),
             Decl(dist, f"dist_{a.name}", ctor_args=bounds),

@@ -215,8 +215,16 @@ def dsp_cut(desc: Descriptor, subst: Mapping[str, Expr], lanes: Expr, per_lane: 
     drains = [m for m in (*desc["modules"], *desc["absent_modules"]) if m["kind"] == "pe_drain"]
     if not pe or any(m["operators"] != pe[0]["operators"] for m in pe):
         return None
-    if any(u.get("impl", "auto") != "auto" for u in pe[0]["operators"]):
-        return None  # lanes with LUT multipliers: #PE * SIMD * per-lane cost overstates the DSP
+    share = int(desc["design"].get("lut_mul_percent", 0))
+    if share:
+        # floor(P * SIMD / 100) lanes multiply in LUTs: at most P / 100 of every lane's
+        # multiplier DSPs are missing, so #PE * SIMD * (per-lane cost - P/100 * multiplier
+        # cost) stays below the DSP total
+        table = default_op_costs()
+        ins = [o for o in desc["operands"] if o["role"] == "input"]
+        mul_t = max(ins, key=lambda o: o["bits"])["elem"] if ins else desc["compute"]["dtype"]
+        mul_dsp = table.lookup(dict(table.aliases).get(mul_t, mul_t), "mul").dsp
+        per_lane = per_lane - share * mul_dsp / 100  # type: ignore[assignment]
     kinds = {(u["op"], u["dtype"]) for u in pe[0]["operators"]}
     combine = [k for k in kinds if k[0] in ("add", "mul")]
     covered = drains and all(any((u["op"], u["dtype"]) in combine for u in m["operators"]) for m in drains)

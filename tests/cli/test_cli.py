@@ -387,3 +387,17 @@ def test_tune_reports_the_samples_it_spent_with_the_seeds_own() -> None:
     assert rec["samples"] == 120 or rec["stop_reason"] == "converged"
     assert rec["samples"] <= 120
     assert all(rec["tuner_evaluations"] < t["samples"] <= rec["samples"] for t in rec["trace"])
+
+
+def test_network_dtype_picks_the_quantized_kernels() -> None:
+    """`network --dtype int8`: every layer is tuned with the bundled int8 kernels (int8 inputs
+    and weights, int32 sums); with --kernel as well it is refused."""
+    o = run(["network", "vgg16", "--dtype", "int8", "--design", "oh-ohw.ipq", "--samples", "20", "--seed", "0",
+             "--json", "-"])
+    assert o.code == 0, o.describe()
+    doc = json.loads(o.out)
+    kernels = {x["kernel"] for x in doc["layers"]}
+    assert kernels and all(k.endswith(("int8/cnn.c", "int8/mm.c")) for k in kernels), kernels
+    assert doc["kernel"].endswith("int8/cnn.c") and doc["mm_kernel"].endswith("int8/mm.c")
+    bad = run(["network", "vgg16", "--dtype", "int8", "--kernel", "mm"])
+    assert bad.code == 2 and "--dtype int8 chooses the bundled int8 kernels" in bad.err

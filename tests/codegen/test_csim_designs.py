@@ -36,6 +36,13 @@ CASES = [
      {"I": "13", "J": "11", "K": "37"}),
     ("autosa/mm_i8.c", "ij-ij.k+lut100", {"T_i1": 4, "T_j1": 4, "T_k1": 8, "T_i2": 2, "T_j2": 2, "T_k2": 4},
      {"I": "8", "J": "8", "K": "16"}),
+    # the quantized network kernels: int8 / int16 inputs with int32 sums, a long reduction of
+    # full-range int8 values (the testbench draws -128..127), half the multipliers in LUTs
+    ("int8/mm.c", "ij-ij.k+lut50", {"T_i1": 4, "T_j1": 4, "T_k1": 64, "T_i2": 2, "T_j2": 2, "T_k2": 16},
+     {"I": "7", "J": "6", "K": "1000"}),
+    ("int16/cnn.c", "oh-ohw.ipq", {"T_o1": 4, "T_h1": 4, "T_w1": 4, "T_i1": 4, "T_p1": 3, "T_q1": 3,
+                                   "T_o2": 2, "T_h2": 2, "T_w2": 2, "T_i2": 2},
+     {"O": "5", "I": "6", "H": "5", "W": "7", "P": "3", "Q": "3"}),
     ("autosa/mttkrp.c", "ij-ij.kl@l", {"T_i1": 6, "T_j1": 4, "T_k1": 3, "T_l1": 7, "T_i2": 3, "T_j2": 2,
                                         "T_l2": 7}, {"I": "13", "J": "11", "K": "7", "L": "10"}),
 ]
