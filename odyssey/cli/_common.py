@@ -156,6 +156,33 @@ def share(used: float, of: float, label: str) -> str:
 
 
 
+def lut_percents(text: str) -> tuple[int, ...]:
+    """``--lut-mul``: comma-separated percents 0-100 of each PE's multiply lanes in LUT fabric."""
+    out = []
+    for part in text.split(","):
+        try:
+            value = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected percents 0-100 separated by commas (e.g. 0,25,50), "
+                                             f"got {text!r}") from None
+        if not 0 <= value <= 100:
+            raise argparse.ArgumentTypeError(f"a percent is 0-100, got {value} in {text!r}")
+        out.append(value)
+    return tuple(dict.fromkeys(out))
+
+
+LUT_MUL_HELP = ("also try each design with P percent of each PE's multiply lanes in LUT fabric, for each P of "
+                "a comma list (e.g. 0,25,50: designs ID, ID+lut25, ID+lut50; integer kernels)")
+
+
+def with_lut_variants(ks: Any, designs: Any, percents: tuple[int, ...] | None) -> tuple[Any, ...]:
+    """``designs`` and, for each percent P > 0 of ``percents``, their ``ID+lutP`` variants
+    (the designs themselves only when 0 is among them); ``designs`` when ``percents`` is None."""
+    if not percents:
+        return tuple(designs)
+    return tuple(d if p == 0 else ks.design(f"{d.id}+lut{p}") for d in designs for p in percents)
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

@@ -10,17 +10,20 @@ from typing import Any
 from odyssey.cli._common import (
     DEFINE_HELP,
     KERNEL_HELP,
+    LUT_MUL_HELP,
     PLATFORM_HELP,
     SEED_HELP,
     ProgressLine,
     add_clock,
     defines,
     kernel_file,
+    lut_percents,
     positive_float,
     positive_int,
     seed,
     share,
     table,
+    with_lut_variants,
 )
 from odyssey.cli._engine import add_engine_options, engine_from, tune_designs
 from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
@@ -128,6 +131,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     scop = load_scop(args.kernel, defines(args.define))
     ks = analyse(scop, max_dim=2 if args.design == "all" else 3)
     designs = ks.designs if args.design == "all" else (ks.design(args.design),)
+    designs = with_lut_variants(ks, designs, args.lut_mul)
     platform = at_clock(load_platform(args.platform), args.clock)
     line = ProgressLine()
     records: list[dict[str, Any]] = []
@@ -223,7 +227,10 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     from odyssey.tune.exact.optimum import OptimumProgress, find_optimum
 
     ks = analyse(load_scop(args.kernel, defines(args.define)), max_dim=3)
-    design = ks.design(args.design)
+    if args.lut_mul and len(args.lut_mul) > 1:
+        raise OdysseyError("--lut-mul with several percents applies to --design all (one optimum per "
+                           "variant); for one design give one percent, or write ID+lutP")
+    design = with_lut_variants(ks, (ks.design(args.design),), args.lut_mul)[0]
     platform = at_clock(load_platform(args.platform), args.clock)
     model = build_model(ks, design, platform=platform, variant="accurate")
     line = ProgressLine()
@@ -289,6 +296,7 @@ def register(sub: Any) -> None:
     add_clock(t)
     t.add_argument("--design", default="all", help="design id or index, or `all` (default); ID@LOOP puts "
                    "the design's SIMD lanes along reduction loop LOOP")
+    t.add_argument("--lut-mul", type=lut_percents, metavar="P,P,...", help=LUT_MUL_HELP)
     t.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="search time per design (default 5 when --samples is not given)")
     t.add_argument("--samples", type=positive_int, metavar="N",
@@ -325,6 +333,7 @@ def register(sub: Any) -> None:
                    help="design id or index from `odyssey designs`, or `all`: every design of "
                         "the paper's space (arrays of at most two dimensions)")
     o.add_argument("--platform", default=DEFAULT_PLATFORM, help=PLATFORM_HELP)
+    o.add_argument("--lut-mul", type=lut_percents, metavar="P,P,...", help=LUT_MUL_HELP)
     add_clock(o)
     o.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="stop after SECONDS with the best tiling found and the remaining gap "

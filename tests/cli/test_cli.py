@@ -401,3 +401,19 @@ def test_network_dtype_picks_the_quantized_kernels() -> None:
     assert doc["kernel"].endswith("int8/cnn.c") and doc["mm_kernel"].endswith("int8/mm.c")
     bad = run(["network", "vgg16", "--dtype", "int8", "--kernel", "mm"])
     assert bad.code == 2 and "--dtype int8 chooses the bundled int8 kernels" in bad.err
+
+
+def test_lut_mul_tries_each_design_with_its_multipliers_in_luts() -> None:
+    """`tune --lut-mul 0,50`: each design as it is and with half its multipliers in LUTs (the
+    search trades DSPs for LUTs); on a float kernel the choice is refused."""
+    o = run(["tune", "int8/mm", *SMALL, "--design", "ij-ij.k", "--lut-mul", "0,50", "--samples", "30",
+             "--method", "random", "--json", "-"])
+    assert o.code == 0, o.describe()
+    recs = {r["design"]: r for r in json.loads(o.out)["designs"]}
+    assert set(recs) == {"ij-ij.k", "ij-ij.k+lut50"}
+    assert recs["ij-ij.k+lut50"]["dsp"]["used"] < recs["ij-ij.k"]["dsp"]["used"] or \
+        recs["ij-ij.k+lut50"]["tiling"] != recs["ij-ij.k"]["tiling"]
+    bad = run(["tune", "mm", *SMALL, "--design", "ij-ij.k", "--lut-mul", "50", "--samples", "5"])
+    assert bad.code == 2 and "integer datapaths" in bad.err
+    worse = run(["tune", "int8/mm", *SMALL, "--lut-mul", "0,150"])
+    assert worse.code == 2 and "a percent is 0-100" in worse.err
