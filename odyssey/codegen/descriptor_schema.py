@@ -56,7 +56,7 @@ OperandRole = Literal["input", "output"]
 OPERAND_ROLES: tuple[OperandRole, ...] = get_args(OperandRole)
 LaneOp = Literal["mul", "add", "sub", "neg"]
 LANE_OPS: tuple[LaneOp, ...] = get_args(LaneOp)
-OperatorImplJson = Literal["auto", "fabric"]
+OperatorImplJson = Literal["auto", "fabric", "fused"]
 ChannelKind = Literal["stream", "blocks"]
 PortDirection = Literal["read", "write"]
 

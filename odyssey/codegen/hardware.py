@@ -22,9 +22,10 @@ from odyssey.expr import Expr, const, emax, le, where
 
 OperatorKind = Literal["add", "sub", "mul", "neg"]
 OPERATOR_KINDS: tuple[OperatorKind, ...] = ("add", "sub", "mul", "neg")
-#: where an operator is built: the tool's default core for its type (``optable.json``), or LUT
-#: fabric (``BIND_OP ... impl=fabric``; ``fabric.json``'s ``mul_fabric`` rows)
-OperatorImpl = Literal["auto", "fabric"]
+#: where an operator is built: the tool's default core for its type (``optable.json``), LUT
+#: fabric (``BIND_OP ... impl=fabric``; ``fabric.json``'s ``mul_fabric`` rows), or fused into
+#: the DSP48E2 of the integer multiply it follows (its post-adder: no DSP, LUT or FF of its own)
+OperatorImpl = Literal["auto", "fabric", "fused"]
 
 #: a condition on a position ``p`` in a row of ``n`` modules
 PositionCond = Literal["first", "last", "not_first", "not_last"]

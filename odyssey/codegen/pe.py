@@ -159,8 +159,30 @@ def _uses(ctx: Ctx, lanes: Expr, comb: OperatorKind, accumulates: Expr) -> tuple
             add("mul", fabric, "fabric")
         else:
             add(o, lanes)  # type: ignore[arg-type]
-    add(comb, lanes - 1 + accumulates)
+    fused = fused_lane_adds(ctx, lanes, fabric) if comb == "add" else const(0)
+    add(comb, lanes - 1 + accumulates - fused)
+    if comb == "add" and _mac_fusable(ctx):
+        add("add", fused, "fused")
     return tuple(OperatorUse(k, t, c, impl) for (k, t, impl), c in uses.items())
+
+
+def _mac_fusable(ctx: Ctx) -> bool:
+    """Whether the lanes' adds may fuse with the DSP multiply before them: an integer datapath
+    whose statement's value is a product (``p = a * b``), so each lane's ``v + p`` is a
+    fanout-free multiply-add, which Vitis builds in one DSP48E2 (its post-adder; UG1399, "DSP
+    Multi-Operation Matching"; AutoSA's int8 notes: "each MAC is mapped to one DSP")."""
+    rhs = ctx.main.rhs
+    floats = any(op.array.is_float for op in (*ctx.inputs, ctx.output))
+    return not floats and isinstance(rhs, BinOp) and rhs.op == "*"
+
+
+def fused_lane_adds(ctx: Ctx, lanes: Expr, fabric: Expr) -> Expr:
+    """Lane-combination adds built in the DSP of the multiply they follow (:func:`_mac_fusable`):
+    the adds of lanes ``1 .. S - F - 1`` (lane 0 is a copy; the ``F`` fabric lanes' products
+    come from LUTs, so their adds stay in LUTs); 0 where no add fuses."""
+    if not _mac_fusable(ctx):
+        return const(0)
+    return emax(0, lanes - fabric - 1)
 
 
 def _identity(op: str) -> str:

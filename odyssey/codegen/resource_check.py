@@ -202,6 +202,7 @@ def _function_ops(f: CFunction, env: dict[str, int]) -> dict[tuple[str, str], in
         if (m := _DECL.match(line.strip())) is not None:
             decls[m.group(2)] = m.group(1)
     out: Counter[tuple[str, str]] = Counter()
+    products: set[str] = set()  # integer variables holding a DSP multiply's product
     # variables whose multiply is bound to LUT fabric (`BIND_OP variable=x op=mul impl=fabric`)
     fabric = {m.group(1) for line in f.body
               if (m := re.match(r"^\s*#pragma HLS BIND_OP variable=(\w+) op=mul impl=fabric\b", line, re.I))}
@@ -232,12 +233,36 @@ def _function_ops(f: CFunction, env: dict[str, int]) -> dict[tuple[str, str], in
                     continue
                 operand = max((decls[x] for x in re.findall(r"\b(v_\w+)\b", rhs) if x in decls),
                               key=lambda t: _FP.get(t) or _INT.get(t, 0), default=ttype)
+                if ttype in _INT and target not in fabric and _is_product(rhs):
+                    products.add(target)
+                else:
+                    products.discard(target)  # reassigned: no longer a product
+                # an integer add of a DSP product is built in that DSP's post-adder (UG1399,
+                # "DSP Multi-Operation Matching"): one per product the expression adds
+                fusable = sum(len(re.findall(rf"\b{re.escape(x)}\b", rhs)) for x in products) \
+                    if ttype in _INT and target not in products else 0
                 for values in _lane_values(unrolled):
-                    for op, k in _ops(rhs, {**env, **values}).items():
+                    ops = _ops(rhs, {**env, **values})
+                    fused = min(ops.get("add", 0), fusable)
+                    if fused:
+                        ops["add"] -= fused
+                        out[("add_fused", _canon(ttype))] += fused
+                    for op, k in ops.items():
+                        if not k:
+                            continue
                         key = "mul_fabric" if op == "mul" and target in fabric else op
                         out[(key, _canon(operand if op == "mul" else ttype))] += k
     walk(parse_body(f.body), [])
     return dict(out)
+
+
+def _is_product(expr: str) -> bool:
+    """Whether ``expr`` is a product alone: a top-level ``*`` and no other operator."""
+    e = re.sub(r"\((?:float|double|[\w ]+_t|int|short|char|signed char|unsigned \w+)\)", "", expr.strip())
+    while e.startswith("(") and _closing(e, 0) == len(e) - 1:
+        e = e[1:-1].strip()
+    ops = _ops(e, {})
+    return ops.get("mul", 0) >= 1 and not ops.get("add", 0) and not ops.get("sub", 0) and _ternary(e) is None
 
 
 def _lane_values(unrolled: list[tuple[str, int]]) -> list[dict[str, int]]:
@@ -358,6 +383,8 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
         for (op, dtype), k in out.operators[name].items():
             if op == "neg":
                 continue
+            if op == "add_fused":
+                continue  # in the post-adder of the DSP whose product it adds
             kind = "add" if op == "sub" else op
             logic = costs.operator(dtype, kind)
             dsp = 0 if kind.endswith("_fabric") else table.lookup(dtype, kind).dsp

@@ -115,6 +115,8 @@ def operator_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts)
         kind = "add" if u["op"] == "sub" else u["op"]
         dtype = aliases.get(u["dtype"], u["dtype"])
         n = _e(u["count_sym"], subst)
+        if u.get("impl", "auto") == "fused":
+            continue  # built in the post-adder of the DSP whose multiply it follows
         if u.get("impl", "auto") == "fabric":
             logic = costs.operator(dtype, f"{kind}_fabric")
             out = out + Usage(const(0), const(logic.lut), const(logic.ff)).times(n)

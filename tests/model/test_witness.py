@@ -159,10 +159,27 @@ def test_lut_multipliers_are_priced_and_a_lost_binding_is_caught(tmp_path: Path)
     assert disagree == []
     pes = 4  # 2 x 2 PEs
     assert plain["dsp"] - totals["dsp"] == pes * 8  # 8 of 16 lanes per PE
-    assert totals["lut"] - plain["lut"] == pes * 8 * 62  # fabric.json int8 mul_fabric
+    # fabric.json's int8 mul_fabric (62 LUT) per LUT lane, and its lane add, which a LUT product
+    # does not fuse into a DSP post-adder (8 LUT, an int8 add)
+    assert totals["lut"] - plain["lut"] == pes * 8 * (62 + 8)
     src = d / "kernel.cpp"
     text = src.read_text()
     assert text.count("#pragma HLS BIND_OP variable=q op=mul impl=fabric") == 4  # one per PE variant
     src.write_text(text.replace("#pragma HLS BIND_OP variable=q op=mul impl=fabric", ""))
     _, _, lost = compare(d, PLAT)
     assert ("total", "dsp") in {(x.where, x.resource) for x in lost}
+
+
+def test_integer_lane_adds_fuse_into_the_dsp_of_their_multiply(tmp_path: Path) -> None:
+    """An integer lane's ``v + p`` after a DSP multiply is a multiply-add in one DSP48E2 (UG1399,
+    DSP multi-operation matching): the model and the printed code agree that the lanes' adds
+    cost no LUT or FF (the accumulation into the running sums still does), and an fp32
+    design's adds are unchanged (fadd cores)."""
+    tiling = {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 4, "T_j2": 4, "T_k2": 8}
+    d = _design(tmp_path, "autosa/mm_i8", MM, "ij-ij.k", tiling)
+    w, totals, disagree = compare(d, PLAT)
+    assert disagree == []
+    pe = w.operators["PE"]
+    assert pe[("add_fused", "int8")] == 7 and pe[("add", "int8")] == 1  # 8 lanes: 7 fused, 1 accumulation
+    f = compare(_design(tmp_path / "f", "mm", MM, "ij-ij.k", tiling), PLAT)[0].operators["PE"]
+    assert ("add_fused", "fp32") not in f and f[("add", "fp32")] == 8
