@@ -51,6 +51,19 @@ CASES: dict[str, list[dict[str, str]]] = {
     "autosa/pointwise": [{"O": "9", "I": "7", "R": "6", "C": "5", "K": "1"}],
     "autosa/depthwise": [{"O": "9", "R": "6", "C": "5", "K": "3"}],
     "autosa/fc": [{"I": "37", "J": "29"}],
+    "autosa/mttkrp": [{"I": "8", "J": "9", "K": "7", "L": "6"}],
+    # the quantized network kernels (int8 / int16 inputs and weights, int32 sums)
+    "int8/mm": [{"I": "23", "J": "19", "K": "33"}],
+    "int8/cnn": [{"I": "5", "O": "7", "H": "9", "W": "11", "P": "3", "Q": "2"}],
+    "int8/dwconv": [{"C": "9", "H": "10", "W": "12", "P": "3", "Q": "3"}],
+    "int16/mm": [{"I": "23", "J": "19", "K": "33"}],
+    "int16/cnn": [{"I": "5", "O": "7", "H": "9", "W": "11", "P": "3", "Q": "2"}],
+}
+
+#: design id suffixes swept besides the plain designs (``ID+lutP``, ``ID@LOOP``)
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "int8/mm": ("+lut50",), "int16/mm": ("+lut50",), "autosa/mm_int8": ("+lut100",),
+    "autosa/mttkrp": ("@l",),
 }
 
 
@@ -107,8 +120,9 @@ def main() -> int:
             designs = ks.designs if kernel in ("mm", "cnn") else ks.designs[:3]
             kinds = ("divisor",) if args.quick else ("divisor", "nondivisor", "simd")
             for d in designs:
-                for kind in kinds:
-                    work.append((kernel, defines, d.id, kind, mode))
+                for did in (d.id, *(d.id + v for v in VARIANTS.get(kernel, ()))):
+                    for kind in kinds:
+                        work.append((kernel, defines, did, kind, mode))
     t0 = time.perf_counter()
     results = []
     with ProcessPoolExecutor(args.jobs) as pool:
