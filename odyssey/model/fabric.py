@@ -26,6 +26,7 @@ The construct costs (``platforms/fabric.json``, each with its source):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -33,10 +34,30 @@ from odyssey.codegen.descriptor_schema import (
     Descriptor,
     ExprJson,
     ModuleJson,
+    OperatorJson,
     StmtJson,
     nested_blocks,
 )
-from odyssey.expr import Expr, ceil_div, const, eceil, elog2, emax, from_json, substitute
+from odyssey.expr import (
+    Add,
+    CeilDiv,
+    Const,
+    Expr,
+    Lt,
+    Max,
+    Mul,
+    Where,
+    add,
+    ceil_div,
+    const,
+    eceil,
+    elog2,
+    emax,
+    from_json,
+    mul,
+    substitute,
+    where,
+)
 from odyssey.model.resources import bank_blocks, bank_shape, num_pes, on_bram
 from odyssey.platforms import default_op_costs
 from odyssey.platforms.fabric import FabricCosts, fabric_costs
@@ -207,32 +228,137 @@ def _dsp_total(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts) 
 
 
 def dsp_cut(desc: Descriptor, subst: Mapping[str, Expr], lanes: Expr, per_lane: int) -> Expr | None:
-    """A monomial lower bound of the DSP total at every legal tiling, ``#PE * SIMD * per-lane
-    cost`` (eq. 5-6), where one holds: the PE may lack only its accumulation's operator (where
-    no reduction loop of its pipeline iterates), and then every PE drain combines at least one
-    lane with an operator of the same kind and type, which costs as much (partial sums from
-    DRAM or from the previous PE). None where that is not so (the exact optimum then bounds the
-    DSP by intervals only)."""
+    """A lower bound of the DSP total at every legal tiling that the exact optimum's rewrite
+    turns into one monomial of its coordinates, ``c * #PE * SIMD`` (eq. 5-6); None where the
+    PEs are not of the form below (the exact optimum then bounds the DSP by intervals only).
+
+    A PE (:func:`odyssey.codegen.pe.pe_operators`) holds ``SIMD`` copies of each lane operator
+    but the combining one, of which it holds ``SIMD - 1 + acc``: ``acc``, its accumulation, is
+    ``max(0, [1 < t], ...)`` over the trips ``t`` of its reduction loops. So a PE costs
+    ``per_lane * SIMD - comb * (1 - acc)`` (``comb``: the combining operator's DSP; the
+    shortfall is computed from the PE's operators, term by term so that the lanes cancel, and
+    anything not of this form gives None). A PE
+    drain that combines (partial sums from DRAM or from the previous PE) holds at least one
+    operator costing ``comb`` or more; the PE drain variants partition the grid, and the
+    ``n_bare`` that do not combine are the chains' heads. Hence
+
+        ``DSP >= per_lane * #PE * SIMD - comb * n_bare * (1 - acc)``.
+
+    ``acc = 0`` only where every trip is 1, and an inner reduction tile count
+    ``ceil(E / T_1) <= 1`` means ``T_1 >= E``: so ``1 - acc <= prod(T_1 / E)`` over those loops
+    (0 where ``acc = 1``, at least 1 where ``acc = 0``), and
+
+        ``DSP >= per_lane * #PE * SIMD - comb * n_bare * prod(T_1 / E)``.
+
+    Where the PE always accumulates, or every drain combines, the bound is ``per_lane * #PE *
+    SIMD``. On MM ``ik-ij.k`` (partial sums flow along ``k``, whose heads add nothing) it is
+    ``5*q_i*q_k*T_k2 - 2*q_i*T_k1/1024``, which the rewrite (``q_k*T_k2 = T_k1``) makes
+    ``(5 - 2/1024)*q_i*T_k1``. A bound the rewrite leaves a sum is no budget cut there
+    (:func:`odyssey.tune.exact.optimum_budget.model_budgets`)."""
     pe = [m for m in desc["modules"] if m["kind"] == "pe"]
     drains = [m for m in (*desc["modules"], *desc["absent_modules"]) if m["kind"] == "pe_drain"]
     if not pe or any(m["operators"] != pe[0]["operators"] for m in pe):
         return None
+    table = default_op_costs()
+    aliases = dict(table.aliases)
     share = int(desc["design"].get("lut_mul_percent", 0))
     if share:
-        # floor(P * SIMD / 100) lanes multiply in LUTs: at most P / 100 of every lane's
-        # multiplier DSPs are missing, so #PE * SIMD * (per-lane cost - P/100 * multiplier
-        # cost) stays below the DSP total
-        table = default_op_costs()
-        ins = [o for o in desc["operands"] if o["role"] == "input"]
-        mul_t = max(ins, key=lambda o: o["bits"])["elem"] if ins else desc["compute"]["dtype"]
-        mul_dsp = table.lookup(dict(table.aliases).get(mul_t, mul_t), "mul").dsp
-        per_lane = per_lane - share * mul_dsp / 100  # type: ignore[assignment]
-    kinds = {(u["op"], u["dtype"]) for u in pe[0]["operators"]}
+        return _lut_mul_cut(desc, subst, lanes, per_lane, share, pe[0], drains)
+
+    def cost(u: OperatorJson) -> int:
+        if u.get("impl", "auto") in ("fused", "fabric"):  # a DSP's post-adder, LUT fabric
+            return 0
+        return table.lookup(aliases.get(u["dtype"], u["dtype"]), "add" if u["op"] == "sub" else u["op"]).dsp
+
+    # the PE's shortfall from per_lane * SIMD, term by term so that the lanes cancel: comb * (1 - acc)
+    spent: list[Expr] = []
+    for u in pe[0]["operators"]:
+        if u["op"] != "neg":
+            n = _e(u["count_sym"], subst)
+            spent += [mul(-cost(u), t) for t in (n.terms if isinstance(n, Add) else (n,))]
+    short = add(mul(per_lane, lanes), *spent)
+    full = num_pes(desc, subst) * lanes * per_lane
+    if isinstance(short, Const) and short.value <= 0:  # every PE accumulates
+        return full
+    comb, acc = _shortfall(short)
+    lack = None if acc is None else _no_accumulation(acc)
+    if lack is None or not drains:
+        return None
+    bare = [m for m in drains if not any(cost(u) >= comb for u in m["operators"] if u["op"] != "neg")]
+    if not bare:
+        return full
+    heads = _merged(_e(m["count_sym"], subst) for m in bare)
+    return full - comb * heads * lack
+
+
+def _lut_mul_cut(desc: Descriptor, subst: Mapping[str, Expr], lanes: Expr, per_lane: int, share: int,
+                 pe: ModuleJson, drains: list[ModuleJson]) -> Expr | None:
+    """The cut of a design whose multiply lanes are ``share`` % LUT fabric (``ID+lutP``):
+    ``floor(P * SIMD / 100)`` lanes multiply in LUTs, so at most ``P / 100`` of every lane's
+    multiplier DSPs are missing and ``#PE * SIMD * (per-lane cost - P/100 * multiplier cost)``
+    stays below the DSP total, where the PE lacks at most its accumulation and every PE drain
+    combines."""
+    table = default_op_costs()
+    ins = [o for o in desc["operands"] if o["role"] == "input"]
+    mul_t = max(ins, key=lambda o: o["bits"])["elem"] if ins else desc["compute"]["dtype"]
+    mul_dsp = table.lookup(dict(table.aliases).get(mul_t, mul_t), "mul").dsp
+    kinds = {(u["op"], u["dtype"]) for u in pe["operators"]}
     combine = [k for k in kinds if k[0] in ("add", "mul")]
     covered = drains and all(any((u["op"], u["dtype"]) in combine for u in m["operators"]) for m in drains)
     if not covered:
         return None
-    return num_pes(desc, subst) * lanes * per_lane
+    return num_pes(desc, subst) * lanes * (per_lane - share * mul_dsp / 100)
+
+
+def _shortfall(short: Expr) -> tuple[float, Expr | None]:
+    """``(c, acc)`` where ``short`` is ``c * (1 - acc)`` (``c > 0``): a constant ``c`` is
+    ``acc = 0``, ``c - c*acc`` names ``acc``; ``(0, None)`` otherwise."""
+    if isinstance(short, Const):
+        return short.value, const(0)
+    if isinstance(short, Add) and len(short.terms) == 2:
+        c = next((t for t in short.terms if isinstance(t, Const)), None)
+        rest = next((t for t in short.terms if not isinstance(t, Const)), None)
+        if c is not None and c.value > 0 and isinstance(rest, Mul) and rest.factors[0] == const(-c.value):
+            return c.value, mul(*rest.factors[1:])
+    return 0, None
+
+
+def _no_accumulation(acc: Expr) -> Expr | None:
+    """A monomial at least ``1 - acc`` at every legal tiling, for ``acc = max(0, [1 < t], ...)``
+    (a PE's accumulation, :func:`odyssey.codegen.pe.pe_operators`): ``prod(T / E)`` over the trips
+    ``t = ceil(E / T)`` (``acc = 0`` needs each ``<= 1``, so ``T >= E``); 1 without such trips.
+    ``1 / E`` is rounded up, so that the bound's subtrahend is never rounded down. None where
+    ``acc`` is not of that form."""
+    factors: list[Expr] = []
+    for a in acc.args if isinstance(acc, Max) else (acc,):
+        if a == const(0):
+            continue
+        if not (isinstance(a, Where) and a.a == const(1) and a.b == const(0)
+                and isinstance(a.cond, Lt) and a.cond.lhs == const(1)):
+            return None
+        t = a.cond.rhs
+        if isinstance(t, CeilDiv) and isinstance(t.num, Const) and t.num.value > 0:
+            factors.append(t.den * const(math.nextafter(1 / t.num.value, math.inf)))
+    return mul(*factors)
+
+
+def _merged(counts: Iterable[Expr]) -> Expr:
+    """The sum of module counts, with the terms ``X*where(c, a, b)`` of one ``X`` and one ``c``
+    (constant ``a``, ``b``) merged into ``X*where(c, sum a, sum b)``: the heads of a chain that
+    may have one PE, ``q*where(n <= 1, 0, 1) + q*where(n <= 1, 1, 0)``, are ``q``."""
+    groups: dict[tuple[Expr, Expr], tuple[float, float]] = {}
+    rest: list[Expr] = []
+    for e in counts:
+        factors = e.factors if isinstance(e, Mul) else (e,)
+        sel = [f for f in factors if isinstance(f, Where)]
+        w = sel[0] if len(sel) == 1 else None
+        if w is not None and isinstance(w.a, Const) and isinstance(w.b, Const):
+            others = mul(*[f for f in factors if f is not w])
+            a, b = groups.get((others, w.cond), (0, 0))
+            groups[(others, w.cond)] = (a + w.a.value, b + w.b.value)
+        else:
+            rest.append(e)
+    return add(*rest, *[x * where(c, a, b) for (x, c), (a, b) in groups.items()])
 
 
 __all__ = ["Usage", "dsp_cut", "control_usage", "fabric_usage", "fifo_usage", "lutram_luts",

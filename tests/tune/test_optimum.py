@@ -372,7 +372,7 @@ def test_the_budget_cut_removes_only_tilings_over_the_budget(case: tuple[str, st
     assert {tuple(p) for p in after} <= {tuple(p) for p in before}
 
 
-@pytest.mark.parametrize("design", ["ij-ij.k", "i-ij.k", "k-ik.j"])
+@pytest.mark.parametrize("design", ["ij-ij.k", "i-ij.k", "k-ik.j", "ik-ij.k"])
 def test_the_budget_cut_keeps_a_single_tiling_exactly_when_it_fits(design: str) -> None:
     """On one-point boxes (every legal tiling of MM 24x20x34) the cut never removes a tiling
     within the budget, and where the DSP is the monomial ``#PE * SIMD * 5`` itself it is exact:
@@ -517,6 +517,8 @@ def test_ratio_coordinates_follow_the_dsp_model() -> None:
     ((32, 32, 32), "ij-jk.i"),  # partial sums of C travel off chip
     ((48, 40, 36), "i-ij.k"),  # a 1D array
     ((40, 36, 32), "jk-ik.j"),
+    ((9, 7, 5), "ik-ij.k"),  # the chains' heads add nothing: the DSP cut is 5 - 2/K per MAC lane
+    ((7, 9, 5), "jk-ij.k"),
 ])
 def test_branch_and_bound_equals_brute_force_on_mm(sizes: tuple[int, int, int], design: str) -> None:
     model = _mm(*sizes, design)

@@ -1,0 +1,108 @@
+"""The DSP cut (:func:`odyssey.model.fabric.dsp_cut`): a lower bound of the DSP total at every
+legal tiling, which the exact optimum's budget cuts boxes with, so a cut above the DSP would
+drop feasible tilings from the proof."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from odyssey.expr import compile_vectorized
+from odyssey.frontend import load_scop
+from odyssey.mapping.space import KernelSpace, analyse
+from odyssey.model import DesignModel, build_model
+from odyssey.platforms import load_platform
+from odyssey.tune.exact.optimum_boxes import _Space
+from odyssey.tune.exact.optimum_budget import model_budgets
+
+ROOT = Path(__file__).resolve().parents[2]
+MM = (("I", 10), ("J", 9), ("K", 6))
+CNN = (("O", 4), ("I", 6), ("H", 4), ("W", 3), ("P", 3), ("Q", 3))
+
+
+@functools.cache
+def _space(kernel: str, sizes: tuple[tuple[str, int], ...]) -> KernelSpace:
+    return analyse(load_scop(str(ROOT / "kernels" / kernel), {k: str(v) for k, v in sizes}))
+
+
+def _model(kernel: str, sizes: tuple[tuple[str, int], ...], design: str) -> DesignModel:
+    ks = _space(kernel, sizes)
+    return build_model(ks, ks.design(design), platform=load_platform("u250"))
+
+
+def _legal_tilings(model: DesignModel) -> dict[str, np.ndarray]:
+    """Every legal tiling: per loop, the chains (T1, T2 | T1), then their cartesian product."""
+    loops: dict[str, list[dict[str, int]]] = {}
+    for p in sorted(model.params, key=lambda p: p.divides is not None):
+        combos = loops.setdefault(p.loop, [{}])
+        loops[p.loop] = [dict(c, **{p.name: v}) for c in combos for v in range(p.lower, p.upper + 1)
+                         if p.divides is None or c[p.divides] % v == 0]
+    grids = np.meshgrid(*[np.arange(len(c)) for c in loops.values()], indexing="ij")
+    out: dict[str, np.ndarray] = {}
+    for g, combos in zip(grids, loops.values(), strict=True):
+        for name in combos[0]:
+            out[name] = np.array([c[name] for c in combos])[g.ravel()]
+    return out
+
+
+def _values(model: DesignModel, tilings: dict[str, np.ndarray], *names: str) -> list[np.ndarray]:
+    out = compile_vectorized({n: model.exprs[n] for n in names}, model.param_names)(tilings)
+    n = len(next(iter(tilings.values())))
+    return [np.broadcast_to(np.asarray(out[k], dtype=np.float64), (n,)) for k in names]
+
+
+def _designs(kernel: str, sizes: tuple[tuple[str, int], ...]) -> list[str]:
+    return [d.id for d in _space(kernel, sizes).designs]
+
+
+@pytest.mark.parametrize(("kernel", "sizes", "design"),
+                         [pytest.param(k, s, d, id=f"{k}-{d}") for k, s in (("mm.c", MM), ("cnn.c", CNN))
+                          for d in _designs(k, s)])
+def test_the_cut_is_below_the_dsp_at_every_legal_tiling(kernel: str, sizes: tuple[tuple[str, int], ...],
+                                                        design: str) -> None:
+    """Property, on every legal tiling of MM 10x9x6 and of a 4x6x4x3 CNN layer with a 3x3
+    kernel (sizes at which reduction tiles cover their loop, where a PE drops its
+    accumulation): ``dsp_cut <= dsp``."""
+    model = _model(kernel, sizes, design)
+    if "dsp_cut" not in model.exprs:
+        pytest.skip("the DSP itself is the monomial")
+    tilings = _legal_tilings(model)
+    cut, dsp = _values(model, tilings, "dsp_cut", "dsp")
+    assert (cut <= dsp).all()
+
+
+@pytest.mark.parametrize(("design", "chain"), [("ik-ij.k", "T_i1/T_i2"), ("jk-ij.k", "T_j1/T_j2")])
+def test_a_chain_whose_head_adds_nothing_closed_form(design: str, chain: str) -> None:
+    """Closed form on MM 10x9x6: the partial sums flow along ``k``, and a chain's head drain
+    adds nothing. Where one reduction tile covers ``K`` (``T_k1 = 6``) the PE has no
+    accumulation, and where the drain words hold one element (``T_i2*T_j1`` odd) each drain
+    adds one lane: the DSP is ``5*#PE*T_k2 - 2*q`` (``q`` the chains), below ``5*#PE*T_k2``.
+    The cut is ``(5 - 2/K) * q * T_k1`` in the optimum's coordinates, a monomial it cuts with."""
+    model = _model("mm.c", MM, design)
+    space = _Space.of(model)
+    exprs, _ = space.coords.rewrite({"dsp": model.exprs["dsp"]})
+    (budget,) = model_budgets(model, space.coords, exprs)
+    dims = space.coords.dims
+    assert budget.resource == "dsp" and budget.coef == pytest.approx(5 - 2 / 6, rel=1e-12)
+    assert budget.coef <= 5 - 2 / 6  # the subtrahend is rounded up
+    assert sorted(dims[d] for d, _ in budget.powers) == sorted([chain, "T_k1"])
+    assert all(k == 1 for _, k in budget.powers)
+    t = _legal_tilings(model)
+    cut, dsp, pe = _values(model, t, "dsp_cut", "dsp", "dsp_pe")
+    pes = pe / 5  # #PE * SIMD
+    q = t["T_i1"] // t["T_i2"] if design == "ik-ij.k" else t["T_j1"] // t["T_j2"]
+    bare = (t["T_k1"] == 6) & ((t["T_i2"] * t["T_j1"]) % 2 == 1 if design == "ik-ij.k"
+                               else (t["T_i1"] * t["T_j2"]) % 2 == 1)
+    assert bare.any() and (dsp[bare] == 5 * pes[bare] - 2 * q[bare]).all()
+    assert np.allclose(cut, (5 - 2 / 6) * q * t["T_k1"])
+    assert (cut <= dsp).all() and (pe[bare] > dsp[bare]).all()
+
+
+def test_a_pe_that_always_accumulates_needs_no_drain() -> None:
+    """``oi-ohw.ipq``'s PEs accumulate at every tiling (the 3x3 kernel's loops run in time),
+    so ``5 * #PE * SIMD`` bounds the DSP although the chains' head drains add nothing."""
+    model = _model("cnn.c", CNN, "oi-ohw.ipq")
+    assert model.exprs["dsp_cut"] == model.exprs["dsp_pe"]
