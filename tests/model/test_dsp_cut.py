@@ -21,6 +21,10 @@ from odyssey.tune.exact.optimum_budget import model_budgets
 ROOT = Path(__file__).resolve().parents[2]
 MM = (("I", 10), ("J", 9), ("K", 6))
 CNN = (("O", 4), ("I", 6), ("H", 4), ("W", 3), ("P", 3), ("Q", 3))
+#: other kernels, at sizes small enough to enumerate: two multiplies per lane (MTTKRP), a
+#: reduction along a chain of PEs with no accumulation in time (MV ``j-i.j``), depthwise
+OTHERS = (("mv.c", (("N", 12), ("M", 10))), ("syrk.c", (("N", 8), ("K", 6))),
+          ("mttkrp.c", (("I", 4), ("J", 6), ("K", 3), ("L", 5))), ("dwconv.c", (("C", 6), ("H", 5), ("W", 4), ("P", 3), ("Q", 3))))
 
 
 @functools.cache
@@ -59,13 +63,14 @@ def _designs(kernel: str, sizes: tuple[tuple[str, int], ...]) -> list[str]:
 
 
 @pytest.mark.parametrize(("kernel", "sizes", "design"),
-                         [pytest.param(k, s, d, id=f"{k}-{d}") for k, s in (("mm.c", MM), ("cnn.c", CNN))
-                          for d in _designs(k, s)])
+                         [pytest.param(k, s, d, id=f"{k}-{d}") for k, s in (("mm.c", MM), ("cnn.c", CNN), *OTHERS)
+                          for d in _designs(k, s) if not d.startswith("kl-")])
 def test_the_cut_is_below_the_dsp_at_every_legal_tiling(kernel: str, sizes: tuple[tuple[str, int], ...],
                                                         design: str) -> None:
-    """Property, on every legal tiling of MM 10x9x6 and of a 4x6x4x3 CNN layer with a 3x3
-    kernel (sizes at which reduction tiles cover their loop, where a PE drops its
-    accumulation): ``dsp_cut <= dsp``."""
+    """Property, on every legal tiling of MM 10x9x6, of a 4x6x4x3 CNN layer with a 3x3 kernel
+    and of the other kernels above (sizes at which reduction tiles cover their loop, where a
+    PE drops its accumulation): ``dsp_cut <= dsp``. (MTTKRP's ``kl-*`` designs reduce along
+    both array dimensions, which the generator refuses.)"""
     model = _model(kernel, sizes, design)
     if "dsp_cut" not in model.exprs:
         pytest.skip("the DSP itself is the monomial")
@@ -105,4 +110,12 @@ def test_a_pe_that_always_accumulates_needs_no_drain() -> None:
     """``oi-ohw.ipq``'s PEs accumulate at every tiling (the 3x3 kernel's loops run in time),
     so ``5 * #PE * SIMD`` bounds the DSP although the chains' head drains add nothing."""
     model = _model("cnn.c", CNN, "oi-ohw.ipq")
+    assert model.exprs["dsp_cut"] == model.exprs["dsp_pe"]
+
+
+@pytest.mark.parametrize("design", ["ij-ij.kl", "ik-ikl.j"])
+def test_two_multiplies_per_lane_keep_the_monomial(design: str) -> None:
+    """MTTKRP's PE has two multiplies per lane (one operator entry of ``2*SIMD`` copies) and
+    always accumulates: the cut is ``8 * #PE * SIMD``, the DSP of its PEs."""
+    model = _model("mttkrp.c", OTHERS[2][1], design)
     assert model.exprs["dsp_cut"] == model.exprs["dsp_pe"]
