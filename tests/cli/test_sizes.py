@@ -149,3 +149,37 @@ def test_generate_refuses_what_its_32_bit_ints_cannot_count(tmp_path: Path) -> N
     o = run(["generate", "mm", "-DI=32768", "-DJ=65535", "-DK=4", "--design", "ij-ij.k", "--tiling",
              "T_i1=4,T_j1=5,T_k1=4,T_i2=2,T_j2=1,T_k2=1", "--out", str(out)])
     assert o.code == 0 and (out / "kernel.cpp").is_file(), o.describe()
+
+
+def _answers_ctrl_c(command: str, exp: int, tmp_path: Path) -> None:
+    """Ctrl-C 2 s into a search of 10 minutes at 2**exp per dimension: exit 130 within 2 s
+    with the best tiling so far."""
+    from tests.cli.interrupt import interrupt_after
+
+    n = 2**exp
+    run = interrupt_after([command, MM, f"-DI={n}", f"-DJ={n}", f"-DK={n}", "--design",
+                           "ij-ij.k", "--time", "600"], tmp_path, when="ij-ij.k", then_s=2.0)
+    assert run.returncode == 130, run.stderr
+    assert run.answered_s < 2.0, run.answered_s
+    assert "Traceback" not in run.stderr and "T_i1=" in run.stdout, run.stdout + run.stderr
+
+
+def test_tune_at_2_to_the_32_answers_ctrl_c_within_2_s(tmp_path: Path) -> None:
+    _answers_ctrl_c("tune", 32, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exp", [20, 24, 32, 48, 62])
+@pytest.mark.parametrize("command", ["optimum", "tune"])
+def test_sizes_up_to_2_to_the_62_answer_ctrl_c_within_2_s(command: str, exp: int,
+                                                          tmp_path: Path) -> None:
+    _answers_ctrl_c(command, exp, tmp_path)
+
+
+@pytest.mark.parametrize("size", [2**62 + 1, 2**63, 10**20])
+@pytest.mark.parametrize("command", ["optimum", "tune"])
+def test_sizes_beyond_2_to_the_62_are_a_clear_exit_2(command: str, size: int) -> None:
+    from tests.cli.fuzz import run
+
+    o = run([command, "mm", f"-DI={size}", "-DJ=8", "-DK=8", "--design", "ij-ij.k", "--time", "1"])
+    assert o.code == 2 and f"-D I={size}: a size must be at most 2**62" in o.err, o.describe()
