@@ -18,7 +18,7 @@ MM = str(ROOT / "kernels" / "mm.c")
 #: runs odyssey in this process, then reports its wall time and peak memory on stderr. The
 #: peak is Linux's VmHWM, this program's own: ``ru_maxrss`` keeps the larger of the image
 #: before ``exec`` and after, and before it is the parent's (pytest's, which some tests grow
-#: past 3 GB: in random order this read 3.2 GB at 2**32, file order some 200 MB)
+#: past 3 GB: in random order this read 3.2 GB at 2**32)
 _DRIVER = """
 import resource, sys, time
 from odyssey.cli import main
