@@ -39,10 +39,14 @@ def run_shared_array(args: argparse.Namespace) -> int:
     if not arrays:
         if not interrupted:
             raise OdysseyError(f"{network.name}: no design to build a shared array of")
-        print("odyssey: interrupted before any design's shared array was found", file=sys.stderr)
+        print("odyssey: interrupted before any design's shared array was found"
+              + (f"; {args.json} records none" if args.json not in (None, "-") else ""),
+              file=sys.stderr)
+        emit_json(args.json, {"network": network.name, "per_layer_optimum_cycles": None,
+                              "arrays": [], "interrupted": True})
         return 130
     arrays.sort(key=lambda r: -r.throughput_gops)
-    code = _print_arrays(args, network, platform, arrays)
+    code = _print_arrays(args, network, platform, arrays, interrupted=interrupted)
     if interrupted:
         print(f"odyssey: interrupted; the shared arrays of the {len(arrays)} design(s) finished "
               "are above", file=sys.stderr)
@@ -50,7 +54,8 @@ def run_shared_array(args: argparse.Namespace) -> int:
     return code
 
 
-def _print_arrays(args: argparse.Namespace, network: Any, platform: Any, arrays: list[Any]) -> int:
+def _print_arrays(args: argparse.Namespace, network: Any, platform: Any, arrays: list[Any], *,
+                  interrupted: bool = False) -> int:
     from odyssey.studies.shared_array_study import layer_peaks, shared_array_record
 
     peaks = layer_peaks(arrays)
@@ -78,5 +83,5 @@ def _print_arrays(args: argparse.Namespace, network: Any, platform: Any, arrays:
           f"the shared array reaches {ideal / top.latency_cycles:.0%} of it")
     print("hardware: PE grid, SIMD lanes, latency hiding and buffer capacities (T_t1 of time "
           "loops); per layer: time-loop tiles only (docs/shared_array.md)")
-    emit_json(args.json, shared_array_record(network.name, arrays))
+    emit_json(args.json, {**shared_array_record(network.name, arrays), "interrupted": interrupted})
     return 0

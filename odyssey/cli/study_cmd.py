@@ -49,6 +49,10 @@ def _cmd_study(args: argparse.Namespace) -> int:
                        time_s=args.time, say=say, engine=engine_from(args))
     try:
         res = study.execute(ctx)
+    except KeyboardInterrupt:  # a study with a design finished returns what it has
+        print(f"odyssey: interrupted before any design finished: nothing written to {out}/",
+              file=sys.stderr)
+        return 130
     finally:
         if live:
             print("\r\x1b[K", end="", file=sys.stderr, flush=True)

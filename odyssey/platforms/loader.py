@@ -64,12 +64,16 @@ _MEMORY_SPEC = Obj(
     },
     optional=_NOTES,
 )
+#: the kernel clocks odyssey takes, MHz (an FPGA kernel runs at some 100-800 MHz; a clock of
+#: 1e308 MHz made latencies in seconds underflow and the Pareto plot fail)
+MAX_CLOCK_MHZ = 10_000.0
+
 _PLATFORM_SPEC = Obj(
     required={
         "name": Str(),
         "part": Str(),
         "source": Str(),
-        "clock_mhz": Num(),
+        "clock_mhz": Num(0.0, MAX_CLOCK_MHZ),
         "resources": Obj(required={r: Int(0 if r == "uram" else 1) for r in RESOURCES}),
         "memories": ListOf(_MEMORY_SPEC),
         "memory_blocks": Obj(
@@ -341,8 +345,9 @@ def at_clock(platform: Platform, clock_mhz: float | None) -> Platform:
     those of ``optable.json`` (measured at 300 MHz: conservative at lower clocks)."""
     if clock_mhz is None:
         return platform
-    if not clock_mhz > 0:
-        raise PlatformError(f"clock {clock_mhz!r} MHz must be positive; e.g. --clock 250")
+    if not 0 < clock_mhz <= MAX_CLOCK_MHZ:
+        raise PlatformError(f"clock {clock_mhz!r} MHz must be positive and at most "
+                            f"{MAX_CLOCK_MHZ:,.0f} MHz; e.g. --clock 250")
     return dataclasses.replace(platform, clock_mhz=float(clock_mhz))
 
 

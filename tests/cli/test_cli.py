@@ -154,9 +154,17 @@ def test_generate_at_another_clock_keeps_it(tmp_path: Path) -> None:
     assert other.code == 2 and "the platform's clock is 300 MHz" in other.out
 
 
-def test_network_at_another_clock() -> None:
-    """`network --clock`: the platform at the clock given, GOP/s at that clock."""
-    argv = ["network", "vgg16", "--design", "oh-ohw.ipq", "--samples", "30", "--seed", "0", "--json", "-"]
+def test_network_at_another_clock(tmp_path: Path) -> None:
+    """`network --clock`: the platform at the clock given, GOP/s at that clock (a network of
+    two conv layers: VGG16 took 40 s of the README's first check)."""
+    net = tmp_path / "net.json"
+    net.write_text(json.dumps({
+        "format": "odyssey-network/1", "name": "two", "title": "two", "source": "test",
+        "layers": [{"name": f"c{n}", "kind": "conv",
+                    "sizes": {"O": 16 * n, "I": 16, "H": 8, "W": 8, "P": 3, "Q": 3}}
+                   for n in (1, 2)]}))
+    argv = ["network", str(net), "--design", "oh-ohw.ipq", "--samples", "30", "--seed", "0",
+            "--json", "-"]
     a, b = run(argv), run([*argv, "--clock", "150"])
     assert a.code == 0 and b.code == 0, b.err
     ra, rb = json.loads(a.out), json.loads(b.out)
@@ -417,3 +425,21 @@ def test_lut_mul_tries_each_design_with_its_multipliers_in_luts() -> None:
     assert bad.code == 2 and "integer datapaths" in bad.err
     worse = run(["tune", "int8/mm", *SMALL, "--lut-mul", "0,150"])
     assert worse.code == 2 and "a percent is 0-100" in worse.err
+
+
+def test_a_clock_beyond_10_ghz_is_an_error(tmp_path: Path) -> None:
+    """A platform file's clock_mhz of 1e308 made `pareto`'s plot fail (an internal
+    OverflowError; the CLI fuzzer at 1,000 command lines, seed 20); `--clock` is bounded too."""
+    from odyssey.platforms import load_platform
+
+    doc = json.loads((Path(load_platform.__code__.co_filename).parent / "u250.json").read_text())
+    doc["clock_mhz"] = 1e308
+    plat = tmp_path / "fast.json"
+    plat.write_text(json.dumps(doc))
+    o = run(["pareto", "mm", "-D", "I=16", "-D", "J=16", "-D", "K=16", "--design", "i-ij.k",
+             "--samples", "40", "--method", "nsga2", "--out", str(tmp_path / "o"),
+             "--platform", str(plat)])
+    assert o.code == 2 and "clock_mhz must be a number in (0, 10000]" in o.err, o.describe()
+    o = run(["model", "mm", "--design", "ij-ij.k", "--tiling",
+             "T_i1=1,T_j1=1,T_k1=1,T_i2=1,T_j2=1,T_k2=1", "--clock", "20000"])
+    assert o.code == 2 and "at most 10,000 MHz" in o.err, o.describe()

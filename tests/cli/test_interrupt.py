@@ -88,6 +88,24 @@ def test_study_keeps_the_designs_it_finished(tmp_path: Path) -> None:
     assert "Interrupted (Ctrl-C)" in (out / "README.md").read_text()
 
 
+def test_study_interrupted_before_any_design_writes_nothing_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C in the first design's search: no result to write (it was a bare
+    "odyssey: interrupted"); an earlier study in the folder is left as it was."""
+    import odyssey.studies._common as common
+    from odyssey.cli import main
+
+    def ctrl_c(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(common, "optimum_point", ctrl_c)
+    out = tmp_path / "div"
+    assert main(["study", "divisor-only", "--quick", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert f"interrupted before any design finished: nothing written to {out}/" in err, err
+    assert not out.exists()
+
+
 def test_transfer_reports_and_keeps_every_finished_shape(tmp_path: Path) -> None:
     history = tmp_path / "h.json"
     run = interrupt_after(["network", "vgg16", "--transfer", "--design", "oh-ohw.ipq", "--time",
@@ -107,12 +125,15 @@ def test_transfer_reports_and_keeps_every_finished_shape(tmp_path: Path) -> None
 
 def test_shared_array_answers_ctrl_c_at_once(tmp_path: Path) -> None:
     """It ignored SIGINT (the optimum's fallback tuner swallowed it) and was silent."""
-    run = interrupt_after(["network", "vgg16", "--shared-array"], tmp_path,
+    out = tmp_path / "sa.json"
+    run = interrupt_after(["network", "vgg16", "--shared-array", "--json", str(out)], tmp_path,
                           when="[shared array", then_s=4.0)
     assert run.returncode == 130, run.stderr
     assert run.answered_s < 2.0, run.answered_s
     assert "per-layer optimum 1/9" in run.stderr and "Traceback" not in run.stderr
     assert "interrupted before any design's shared array was found" in run.stderr
+    rec = json.loads(out.read_text())  # the record says so (it wrote nothing)
+    assert rec["arrays"] == [] and rec["interrupted"] is True
 
 
 @pytest.mark.slow

@@ -15,13 +15,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 MM = str(ROOT / "kernels" / "mm.c")
 
-#: runs odyssey in this process, then reports its wall time and peak memory on stderr
+#: runs odyssey in this process, then reports its wall time and peak memory on stderr. The
+#: peak is Linux's VmHWM, this program's own: ``ru_maxrss`` keeps the larger of the image
+#: before ``exec`` and after, and before it is the parent's (pytest's, which some tests grow
+#: past 3 GB: in random order this read 3.2 GB at 2**32)
 _DRIVER = """
 import resource, sys, time
 from odyssey.cli import main
 start = time.perf_counter()
 code = main(sys.argv[1:])
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    with open("/proc/self/status") as f:
+        rss = next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:"))
+except (OSError, StopIteration):
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(f"@@ {time.perf_counter() - start:.3f} s {rss} KB", file=sys.stderr)
 sys.exit(code)
 """
@@ -30,19 +37,33 @@ sys.exit(code)
 def _sized(command: str, n: int, budget_s: float, tmp_path: Path) -> tuple[str, float, float, int]:
     """``odyssey COMMAND mm`` at ``n`` per dimension: its output, the search's own seconds
     (from its JSON), the whole process's wall seconds and its peak memory in KB."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     size = [f"-D{name}={n}" for name in "IJK"]
     out = tmp_path / f"{command}.json"
-    proc = subprocess.run(
-        [sys.executable, "-c", _DRIVER, command, MM, *size, "--design", "ij-ij.k", "--time",
-         str(budget_s), "--json", str(out)], capture_output=True, text=True, env=env,
-        cwd=tmp_path, timeout=300)
+    stdout, wall, kb = _measured([command, MM, *size, "--design", "ij-ij.k", "--time",
+                                  str(budget_s), "--json", str(out)], tmp_path)
+    rec = json.loads(out.read_text())
+    search = rec["seconds"] if command == "optimum" else rec["designs"][0]["seconds"]
+    return stdout, float(search), wall, kb
+
+
+def _measured(argv: list[str], cwd: Path) -> tuple[str, float, int]:
+    """``odyssey argv`` in a process of its own (exit 0): its output, wall seconds and peak KB."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _DRIVER, *argv], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
     assert proc.returncode == 0, proc.stderr
     m = re.search(r"@@ ([\d.]+) s (\d+) KB", proc.stderr)
     assert m is not None, proc.stderr
-    rec = json.loads(out.read_text())
-    search = rec["seconds"] if command == "optimum" else rec["designs"][0]["seconds"]
-    return proc.stdout, float(search), float(m.group(1)), int(m.group(2))
+    return proc.stdout, float(m.group(1)), int(m.group(2))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="Linux's VmHWM")
+def test_the_memory_measured_is_the_commands_own(tmp_path: Path) -> None:
+    """Run from a large process (pytest, after tests that grew it), a command's peak is its
+    own: read as ``ru_maxrss`` it was the parent's 3.2 GB in a random-order run."""
+    ballast = b"\x01" * 800_000_000  # written, so resident
+    _, _, kb = _measured(["designs", MM], tmp_path)
+    assert len(ballast) and kb < 400_000, kb  # some 150 MB
 
 
 @pytest.mark.parametrize("command", ["optimum", "tune"])
@@ -128,3 +149,37 @@ def test_generate_refuses_what_its_32_bit_ints_cannot_count(tmp_path: Path) -> N
     o = run(["generate", "mm", "-DI=32768", "-DJ=65535", "-DK=4", "--design", "ij-ij.k", "--tiling",
              "T_i1=4,T_j1=5,T_k1=4,T_i2=2,T_j2=1,T_k2=1", "--out", str(out)])
     assert o.code == 0 and (out / "kernel.cpp").is_file(), o.describe()
+
+
+def _answers_ctrl_c(command: str, exp: int, tmp_path: Path) -> None:
+    """Ctrl-C 2 s into a search of 10 minutes at 2**exp per dimension: exit 130 within 2 s
+    with the best tiling so far."""
+    from tests.cli.interrupt import interrupt_after
+
+    n = 2**exp
+    run = interrupt_after([command, MM, f"-DI={n}", f"-DJ={n}", f"-DK={n}", "--design",
+                           "ij-ij.k", "--time", "600"], tmp_path, when="ij-ij.k", then_s=2.0)
+    assert run.returncode == 130, run.stderr
+    assert run.answered_s < 2.0, run.answered_s
+    assert "Traceback" not in run.stderr and "T_i1=" in run.stdout, run.stdout + run.stderr
+
+
+def test_tune_at_2_to_the_32_answers_ctrl_c_within_2_s(tmp_path: Path) -> None:
+    _answers_ctrl_c("tune", 32, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exp", [20, 24, 32, 48, 62])
+@pytest.mark.parametrize("command", ["optimum", "tune"])
+def test_sizes_up_to_2_to_the_62_answer_ctrl_c_within_2_s(command: str, exp: int,
+                                                          tmp_path: Path) -> None:
+    _answers_ctrl_c(command, exp, tmp_path)
+
+
+@pytest.mark.parametrize("size", [2**62 + 1, 2**63, 10**20])
+@pytest.mark.parametrize("command", ["optimum", "tune"])
+def test_sizes_beyond_2_to_the_62_are_a_clear_exit_2(command: str, size: int) -> None:
+    from tests.cli.fuzz import run
+
+    o = run([command, "mm", f"-DI={size}", "-DJ=8", "-DK=8", "--design", "ij-ij.k", "--time", "1"])
+    assert o.code == 2 and f"-D I={size}: a size must be at most 2**62" in o.err, o.describe()

@@ -152,7 +152,7 @@ def _edit(path: list[Any], value: Any = None, *, delete: bool = False) -> dict[s
         ),
         (
             _edit(["clock_mhz"], 0),
-            "my.json: clock_mhz must be a positive number, got 0",
+            r"my.json: clock_mhz must be a number in \(0, 10000\], got 0",
         ),
         (
             _edit(["usable_fraction", "dsp"], 1.2),
