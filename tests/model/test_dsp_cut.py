@@ -17,6 +17,7 @@ from odyssey.model import DesignModel, build_model
 from odyssey.platforms import load_platform
 from odyssey.tune.exact.optimum_boxes import _Space
 from odyssey.tune.exact.optimum_budget import model_budgets
+from tests.tune.test_optimum import _legal_tilings  # every legal tiling, one helper for both
 
 ROOT = Path(__file__).resolve().parents[2]
 MM = (("I", 10), ("J", 9), ("K", 6))
@@ -35,21 +36,6 @@ def _space(kernel: str, sizes: tuple[tuple[str, int], ...]) -> KernelSpace:
 def _model(kernel: str, sizes: tuple[tuple[str, int], ...], design: str) -> DesignModel:
     ks = _space(kernel, sizes)
     return build_model(ks, ks.design(design), platform=load_platform("u250"))
-
-
-def _legal_tilings(model: DesignModel) -> dict[str, np.ndarray]:
-    """Every legal tiling: per loop, the chains (T1, T2 | T1), then their cartesian product."""
-    loops: dict[str, list[dict[str, int]]] = {}
-    for p in sorted(model.params, key=lambda p: p.divides is not None):
-        combos = loops.setdefault(p.loop, [{}])
-        loops[p.loop] = [dict(c, **{p.name: v}) for c in combos for v in range(p.lower, p.upper + 1)
-                         if p.divides is None or c[p.divides] % v == 0]
-    grids = np.meshgrid(*[np.arange(len(c)) for c in loops.values()], indexing="ij")
-    out: dict[str, np.ndarray] = {}
-    for g, combos in zip(grids, loops.values(), strict=True):
-        for name in combos[0]:
-            out[name] = np.array([c[name] for c in combos])[g.ravel()]
-    return out
 
 
 def _values(model: DesignModel, tilings: dict[str, np.ndarray], *names: str) -> list[np.ndarray]:
