@@ -58,7 +58,7 @@ from odyssey.expr import (
     substitute,
     where,
 )
-from odyssey.model.resources import bank_blocks, bank_shape, num_pes, on_bram
+from odyssey.model.resources import bank_blocks, bank_shape, mul_dsp, num_pes, on_bram
 from odyssey.platforms import default_op_costs
 from odyssey.platforms.fabric import FabricCosts, fabric_costs
 
@@ -298,16 +298,12 @@ def _lut_mul_cut(desc: Descriptor, subst: Mapping[str, Expr], lanes: Expr, per_l
     multiplier DSPs are missing and ``#PE * SIMD * (per-lane cost - P/100 * multiplier cost)``
     stays below the DSP total, where the PE lacks at most its accumulation and every PE drain
     combines."""
-    table = default_op_costs()
-    ins = [o for o in desc["operands"] if o["role"] == "input"]
-    mul_t = max(ins, key=lambda o: o["bits"])["elem"] if ins else desc["compute"]["dtype"]
-    mul_dsp = table.lookup(dict(table.aliases).get(mul_t, mul_t), "mul").dsp
     kinds = {(u["op"], u["dtype"]) for u in pe["operators"]}
     combine = [k for k in kinds if k[0] in ("add", "mul")]
     covered = drains and all(any((u["op"], u["dtype"]) in combine for u in m["operators"]) for m in drains)
     if not covered:
         return None
-    return num_pes(desc, subst) * lanes * (per_lane - share * mul_dsp / 100)
+    return num_pes(desc, subst) * lanes * (per_lane - share * mul_dsp(desc) / 100)
 
 
 def _shortfall(short: Expr) -> tuple[float, Expr | None]:

@@ -74,8 +74,13 @@ def dsp(desc: Descriptor, subst: Mapping[str, Expr]) -> Expr:
     total = lanes * dsp_per_lane(desc)
     share = int(desc["design"].get("lut_mul_percent", 0))
     if share:
-        total = total - floor_div(lanes * share, 100) * op_cost(_mul_type(desc), "mul")[0]
+        total = total - floor_div(lanes * share, 100) * mul_dsp(desc)
     return num_pes(desc, subst) * total
+
+
+def mul_dsp(desc: Descriptor) -> int:
+    """DSP blocks of one lane's multiplier core (at the operands' width, :func:`_mul_type`)."""
+    return op_cost(_mul_type(desc), "mul")[0]
 
 
 def _mul_type(desc: Descriptor) -> str:
