@@ -25,6 +25,7 @@ import functools
 import math
 import struct
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -53,6 +54,7 @@ from odyssey.expr.core import (
     _Cmp,
 )
 from odyssey.expr.evaluate import free_symbols
+from odyssey.expr.vectorize import compile_vectorized
 
 #: as :data:`odyssey.expr.vectorize._INT_LIMIT`: an integer sum, product or power whose
 #: magnitude could reach this runs in float64 there, so it is not compiled here
@@ -454,4 +456,39 @@ def compile_native(exprs: Mapping[str, Expr], params: Sequence[str], bounds: Map
     return run
 
 
-__all__ = ["available", "compile_native"]
+#: a compilation costs about this many seconds (0.1-0.2 s for a model of 500 nodes): the
+#: adaptive evaluator compiles once numpy has spent as much (the ski-rental rule: never
+#: more than twice the better of the two choices)
+COMPILE_COST_S = 0.15
+
+
+class AdaptiveEvaluator:
+    """numpy's evaluator until it has spent :data:`COMPILE_COST_S` seconds, then the native
+    loop (:func:`compile_native`) where one applies: the same values either way, so a short
+    evaluation never pays a compilation and a long one runs at native speed. ``bounds``
+    bound the inputs' magnitudes (:func:`compile_native`); the native loop is never pickled
+    (a copy in another process compiles its own)."""
+
+    def __init__(self, exprs: Mapping[str, Expr], params: Sequence[str], bounds: Mapping[str, float],
+                 *, compile_after_s: float = COMPILE_COST_S) -> None:
+        self.exprs, self.params, self.bounds = dict(exprs), list(params), dict(bounds)
+        self.numpy = compile_vectorized(self.exprs, self.params)
+        self.compile_after_s = compile_after_s
+        self.spent_s = 0.0
+        self.native: Callable[[Mapping[str, Any]], dict[str, np.ndarray]] | None | bool = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "native": None}
+
+    def __call__(self, points: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        if self.native is None and self.spent_s > self.compile_after_s:
+            self.native = compile_native(self.exprs, self.params, self.bounds) or False
+        if self.native:
+            return self.native(points)  # type: ignore[operator]
+        t0 = time.perf_counter()
+        out = self.numpy(points)
+        self.spent_s += time.perf_counter() - t0
+        return out
+
+
+__all__ = ["COMPILE_COST_S", "AdaptiveEvaluator", "available", "compile_native"]

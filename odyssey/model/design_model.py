@@ -22,10 +22,6 @@ from odyssey.platforms import Platform, available
 #: resources checked against the platform budget, in this order
 RESOURCES = ("dsp", "lut", "ff", "bram18k", "uram")
 
-#: a model evaluates its first this many tilings with numpy, then compiles its core
-#: expressions to one native loop (:mod:`odyssey.expr.native`, about 0.1-0.2 s once per design
-#: and process): short searches never pay the compilation, long ones run 3-5x faster
-NATIVE_AFTER = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,37 +118,11 @@ class DesignModel:
         self.info = dict(info or {})
         self.budget = {r: available(platform, r) for r in RESOURCES}
         names = [p.name for p in params]
-        # the tuner's hot path evaluates only what feasibility and fitness need
-        self._core: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] = compile_vectorized(
-            {k: self.exprs[k] for k in self.REQUIRED}, names
-        )
+        # the tuner's hot path evaluates only what feasibility and fitness need: numpy's
+        # evaluator first, the native loop once a search has spent a compilation's time
+        bounds = {p.name: float(max(abs(p.lower), abs(p.upper), 1)) for p in params}
+        self._core = native.AdaptiveEvaluator({k: self.exprs[k] for k in self.REQUIRED}, names, bounds)
         self._full: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None = None
-        # the native evaluator of the core: None until NATIVE_AFTER points, False where none
-        # applies; never pickled (a worker builds its own)
-        self._native: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None | bool = None
-        self._seen = 0
-        self.native_after = NATIVE_AFTER
-
-    def __getstate__(self) -> dict[str, object]:
-        state = dict(self.__dict__)
-        state["_native"] = None
-        return state
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
-
-    def _core_eval(self, safe: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-        """The core expressions at ``safe`` (legal tilings, in range): by numpy until the
-        model has seen ``native_after`` points, then by the native loop where one applies
-        (the same values: ``tests/expr/test_native.py``)."""
-        if self._native is None and self._seen + n > self.native_after:
-            bounds = {p.name: float(max(abs(p.lower), abs(p.upper), 1)) for p in self.params}
-            self._native = native.compile_native({k: self.exprs[k] for k in self.REQUIRED},
-                                                 list(self.param_names), bounds) or False
-        self._seen += n
-        if self._native:
-            return self._native(safe)  # type: ignore[operator]
-        return self._core(safe)
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -194,7 +164,7 @@ class DesignModel:
                 self._full = compile_vectorized(self.exprs, list(self.param_names))
             out = self._full(safe)
         else:
-            out = self._core_eval(safe, n)
+            out = self._core(safe)
         lat = np.asarray(out["latency"], dtype=np.float64)
         res = {r: np.asarray(out[r], dtype=np.float64) for r in RESOURCES}
         feasible = legal.copy()

@@ -5,6 +5,8 @@ and closed-form cases of each rule."""
 
 from __future__ import annotations
 
+import math
+
 import cloudpickle
 import numpy as np
 import pytest
@@ -95,18 +97,27 @@ def test_design_model_switches_to_native_with_the_same_results() -> None:
     ks, design = MM[10]
     m = build_model(ks, design, platform=load_platform("u250"))  # type: ignore[arg-type]
     pts = _model_points(m, 5_000, 3)
-    m.native_after = 10**9
+    m._core.compile_after_s = math.inf
     before = m.evaluate(pts)
-    assert m._native is None
-    m.native_after = 0
+    assert m._core.native is None
+    m._core.compile_after_s = 0.0
     after = m.evaluate(pts)
-    assert m._native  # compiled
+    assert m._core.native  # compiled
     for f in ("latency_cycles", "throughput_gops", "dsp", "lut", "ff", "bram18k", "uram", "offchip_bytes", "legal",
               "feasible", "reason_code"):
         assert np.array_equal(getattr(before, f), getattr(after, f)), f
     clone = cloudpickle.loads(cloudpickle.dumps(m))  # as Dask ships it: the compiled loop stays behind
-    assert clone._native is None
+    assert clone._core.native is None
     assert np.array_equal(clone.evaluate(pts).latency_cycles, before.latency_cycles)
+
+
+def test_adaptive_evaluator_compiles_after_its_budget() -> None:
+    ev = native.AdaptiveEvaluator({"y": FloorDiv(X * Y, Const(3))}, ["x", "y"], {"x": 100, "y": 100},
+                                  compile_after_s=0.0)
+    pts = {"x": np.arange(1, 50), "y": np.arange(1, 50)}
+    first = ev(pts)  # numpy's: nothing spent yet
+    assert ev.native is None
+    assert _same(ev(pts)["y"], first["y"]) and ev.native
 
 
 def test_rules_closed_form() -> None:

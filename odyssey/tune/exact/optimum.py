@@ -56,7 +56,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from odyssey.errors import TunerError
-from odyssey.expr import compile_vectorized
+from odyssey.expr.native import AdaptiveEvaluator
 from odyssey.model.design_model import RESOURCES, DesignModel
 from odyssey.tune.base import PROGRESS_INTERVAL_S
 from odyssey.tune.divisibility import sweep_values
@@ -174,7 +174,9 @@ class BranchAndBound:
         # the coordinates whose split may lower a box's reach: the caps' and their parents
         self.reach_dims = frozenset(d for cap in self.bounds.caps for d, _ in cap.powers) | frozenset(
             coords.parent[d] for cap in self.bounds.caps for d, _ in cap.powers if coords.parent[d] >= 0)
-        self.exact: Callable[[Mapping[str, Any]], dict[str, np.ndarray]] = compile_vectorized(exprs, names)
+        self.exact: Callable[[Mapping[str, Any]], dict[str, np.ndarray]] = AdaptiveEvaluator(
+            exprs, names, {n: float(max(abs(int(lo)), abs(int(hi)), 1))
+                           for n, lo, hi in zip(names, self.space.lower, self.space.upper, strict=True)})
         self.budget = np.array([model.budget[r] for r in RESOURCES], dtype=np.float64)
         self.leaf_points = leaf_points
         self.batch = batch
