@@ -105,3 +105,33 @@ def test_two_multiplies_per_lane_keep_the_monomial(design: str) -> None:
     always accumulates: the cut is ``8 * #PE * SIMD``, the DSP of its PEs."""
     model = _model("mttkrp.c", OTHERS[2][1], design)
     assert model.exprs["dsp_cut"] == model.exprs["dsp_pe"]
+
+
+@pytest.mark.parametrize(("kernel", "sizes", "design"),
+                         [pytest.param(k, s, d, id=f"{k}-{d}") for k, s in (("mm.c", MM), ("cnn.c", CNN), *OTHERS)
+                          for d in _designs(k, s) if not d.startswith("kl-")])
+def test_the_dsp_per_unit_of_its_cap_times_the_cap_is_the_dsp(kernel: str, sizes: tuple[tuple[str, int], ...],
+                                                               design: str) -> None:
+    """Identity, at every legal tiling: the branch and bound caps a box's ``#PE * SIMD`` at
+    ``budget / min(DSP / (#PE * SIMD))`` (:func:`~odyssey.tune.exact.optimum_budget.per_unit`),
+    sound only if that ratio times the monomial is the DSP model itself."""
+    from odyssey.tune.exact.optimum_budget import per_unit
+
+    model = _model(kernel, sizes, design)
+    space = _Space.of(model)
+    coords = space.coords
+    exprs, _ = coords.rewrite({"dsp": model.exprs["dsp"]})
+    budgets = [b for b in model_budgets(model, coords, exprs) if b.resource == "dsp"]
+    if not budgets:
+        pytest.skip("no DSP cap")
+    (cap,) = budgets
+    ratio = per_unit(exprs["dsp"], cap, coords.dims)
+    assert ratio is not None
+    t = _legal_tilings(model)
+    rows = np.stack([t[n] for n in coords.params], axis=1)
+    c = coords.to_coords(rows)
+    at = {n: c[:, i] for i, n in enumerate(coords.dims)}
+    got = compile_vectorized({"r": ratio}, list(coords.dims))(at)["r"]
+    mono = np.prod([c[:, d].astype(np.float64) ** k for d, k in cap.powers], axis=0)
+    (dsp,) = _values(model, t, "dsp")
+    assert np.allclose(np.asarray(got, dtype=np.float64) * mono, dsp, rtol=1e-12, atol=1e-9)

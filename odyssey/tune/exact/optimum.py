@@ -73,7 +73,7 @@ from odyssey.tune.exact.optimum_boxes import (
     _tighten,
     _up,
 )
-from odyssey.tune.exact.optimum_budget import model_budgets
+from odyssey.tune.exact.optimum_budget import model_budgets, per_unit
 from odyssey.tune.exact.optimum_reach import Reach
 from odyssey.tune.exact.optimum_result import OptimumProgress, OptimumResult, Status
 
@@ -171,6 +171,16 @@ class BranchAndBound:
                                       children=self.space.children())
         self.bounds.compute_breakpoints(self.space.lower.tolist(), self.space.upper.tolist())
         self.reach = [Reach(cap, self.space) for cap in self.bounds.caps]
+        # per cap, the interval program of its resource per unit of its monomial, whose lower
+        # bound in a box caps the monomial there (optimum_budget.per_unit)
+        self.per_unit: list[tuple[int, IntervalProgram]] = []
+        for c, cap in enumerate(self.bounds.caps):
+            ratio = per_unit(rewritten[cap.resource], cap, coords.dims) if cap.resource in rewritten else None
+            if ratio is not None:
+                prog = IntervalProgram({"ratio": ratio}, coords.dims, integral=integral,
+                                       children=self.space.children())
+                prog.compute_breakpoints(self.space.lower.tolist(), self.space.upper.tolist())
+                self.per_unit.append((c, prog))
         # the coordinates whose split may lower a box's reach: the caps' and their parents
         self.reach_dims = frozenset(d for cap in self.bounds.caps for d, _ in cap.powers) | frozenset(
             coords.parent[d] for cap in self.bounds.caps for d, _ in cap.powers if coords.parent[d] >= 0)
@@ -327,6 +337,11 @@ class BranchAndBound:
                 part = inner.take(new)
                 for c, of in enumerate(self.reach):
                     limit[idx[new], c] = np.minimum(limit[idx[new], c], of(part))
+                for c, prog in self.per_unit:  # P <= cap / min(resource / P)
+                    low = prog(part.lo, part.hi, part.mod).lo["ratio"]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        top = np.where(low > 0, caps[c].cap / low * (1 + 1e-9), np.inf)
+                    limit[idx[new], c] = np.minimum(limit[idx[new], c], top)
             # no legal tiling of the box reaches a product within the cap
             over[idx] |= (limit[idx] <= 0).any(axis=1)
             bb = self.bounds(inner.lo, inner.hi, inner.mod, [limit[idx, c] for c in range(len(caps))])

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from odyssey.expr import Const, Expr, Mul, Pow, Sym
+from odyssey.expr import Add, Const, Expr, Mul, Pow, Sym, add, mul
 
 #: relative slack on every cut, so that float rounding never removes a tiling within budget
 _SLACK = 1e-9
@@ -101,3 +101,59 @@ def model_budgets(model: Any, coords: Any, rewritten: Mapping[str, Expr]) -> tup
     if "dsp_cut" in model.exprs:
         cuts["dsp"] = coords.rewrite({"dsp": model.exprs["dsp_cut"]})[0]["dsp"]
     return monomial_budgets(cuts, coords.dims, dict(model.budget))
+
+
+#: a resource expression expanded into more terms than this is not divided by its cap's
+#: monomial (:func:`per_unit`)
+_MAX_TERMS = 256
+
+
+def _terms(e: Expr) -> list[Expr] | None:
+    """``e`` as a sum of terms none of which has a sum as a factor (products distributed over
+    sums, recursively); None beyond ``_MAX_TERMS`` terms."""
+    if isinstance(e, Add):
+        out: list[Expr] = []
+        for t in e.terms:
+            part = _terms(t)
+            if part is None or len(out) + len(part) > _MAX_TERMS:
+                return None
+            out += part
+        return out
+    if isinstance(e, Mul):
+        acc: list[Expr] = [Const(1)]
+        for f in e.factors:
+            part = _terms(f) if isinstance(f, Add) else [f]
+            if part is None or len(acc) * len(part) > _MAX_TERMS:
+                return None
+            acc = [mul(a, b) for a in acc for b in part]
+        return acc
+    return [e]
+
+
+def per_unit(e: Expr, budget: MonomialBudget, dims: Sequence[str]) -> Expr | None:
+    """The resource ``e`` (rewritten in the coordinates ``dims``) per unit of ``budget``'s
+    monomial ``P``: ``e / P`` with the products expanded, so that ``P``'s own factors cancel
+    term by term (``(5*T_k2 + 2*acc - 2)*q_i*q_j + 2*q_i*q_j*lanes`` over ``q_i*q_j*T_k2`` is
+    ``5 + (2*acc - 2)/T_k2 + 2*lanes/T_k2``). Where ``e`` is within the cap, ``P <= cap /
+    min(e / P)``: a box's interval lower bound of this ratio bounds its ``P`` below the cap's
+    ``cap / coef`` wherever the resource has terms beside the monomial (a drain's adders, an
+    accumulation), which the monomial cut alone does not see. None where ``e`` does not expand
+    into few enough terms."""
+    terms = _terms(e)
+    if terms is None:
+        return None
+    out: list[Expr] = []
+    for t in terms:
+        coef: float = 1
+        powers: dict[Expr, int] = {}
+        for f in t.factors if isinstance(t, Mul) else (t,):
+            if isinstance(f, Const):
+                coef *= f.value
+                continue
+            base, k = (f.base, f.exp) if isinstance(f, Pow) else (f, 1)
+            powers[base] = powers.get(base, 0) + k
+        for d, k in budget.powers:
+            powers[Sym(dims[d])] = powers.get(Sym(dims[d]), 0) - k
+        factors = [b if k == 1 else Pow(b, k) for b, k in powers.items() if k]
+        out.append(mul(Const(coef), *factors))
+    return add(*out)
