@@ -40,10 +40,11 @@ def main() -> int:
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
     from odyssey.platforms import load_platform
-    from odyssey.runtime import tune_gc
+    from odyssey.runtime import tune_gc, tune_malloc
     from odyssey.tune.exact.optimum import find_optimum
 
     tune_gc()  # as the `odyssey` command does
+    tune_malloc()
 
     ap = argparse.ArgumentParser()
     ap.add_argument("problem", choices=sorted(PROBLEMS))

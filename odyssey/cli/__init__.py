@@ -21,7 +21,7 @@ from odyssey import __version__
 from odyssey.cli import design_cmds, network_cmd, pareto_cmd, study_cmd, tune_cmds
 from odyssey.cli._output import FAILED, check_outputs, json_to_stdout, set_json_stream
 from odyssey.errors import OdysseyError
-from odyssey.runtime import tune_gc
+from odyssey.runtime import tune_gc, tune_malloc
 
 #: subcommand modules, in the order `odyssey --help` lists them
 COMMAND_MODULES = (design_cmds, tune_cmds, network_cmd, study_cmd, pareto_cmd)
@@ -67,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     FAILED.clear()
     tune_gc()  # odyssey.runtime: fewer full collections over the models of a long run
+    tune_malloc()  # and large numpy temporaries reused, not mapped afresh each time
     try:
         code = _run(args)
     except OdysseyError as exc:

@@ -27,12 +27,13 @@ def dask_setup(worker: Any) -> None:
       (its scratch directory belongs to its nanny, in the `odyssey` process). The exit
       handlers registered before this one (distributed's, logging's flush) have nothing
       left to do in a closed worker;
-    * its garbage collector is set as the `odyssey` command's
-      (:func:`odyssey.runtime.tune_gc`).
+    * its garbage collector and allocator are set as the `odyssey` command's
+      (:func:`odyssey.runtime.tune_gc`, :func:`odyssey.runtime.tune_malloc`).
     """
-    from odyssey.runtime import tune_gc
+    from odyssey.runtime import tune_gc, tune_malloc
 
     with contextlib.suppress(ValueError):  # not the main thread: nothing to do
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     atexit.register(os._exit, 0)
     tune_gc()
+    tune_malloc()
