@@ -115,11 +115,6 @@ class _Builder:
             val = self.op(f"zext i1 {val} to i64")
         return self.op(f"sitofp i64 {val} to double")
 
-    def as_i(self, v: tuple[str, str]) -> str:
-        val, t = v
-        assert t != _F
-        return self.op(f"zext i1 {val} to i64") if t == _B else val
-
     def call(self, fn: str, args: list[str]) -> str:
         self.decls.add(fn)
         return self.op(f"call double @{fn}({', '.join('double ' + a for a in args)})")

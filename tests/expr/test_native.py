@@ -138,6 +138,20 @@ def test_rules_closed_form() -> None:
     assert r["c"].tolist() == [-3, 1, 0, 0, -3, 3, -(-(2**40 + 1) // 3), 8]
 
 
+def test_integer_division_beyond_double_precision() -> None:
+    """Bounds above 2**51 take the integer divide (``sdiv`` with numpy's floor and zero
+    rules) instead of the double-precision one: the same values, at magnitudes where a double
+    quotient could round onto the next integer."""
+    big = 2**60 + 7
+    x = np.array([big, -big, big - 1, 5, -5, 0, 7])
+    y = np.array([3, 3, -(2**31), 0, 2, 3, -7])
+    exprs = {"floor": FloorDiv(X, Y), "ceil": CeilDiv(X, Y)}
+    _check(exprs, {"x": x, "y": y}, {"x": float(2**61), "y": float(2**31)})
+    fn = native.compile_native(exprs, ["x", "y"], {"x": float(2**61), "y": float(2**31)})
+    assert fn is not None
+    assert fn({"x": x, "y": y})["floor"].tolist() == [big // 3, -big // 3, (big - 1) // -(2**31), 0, -3, 0, -1]
+
+
 def test_overflow_promotes_like_numpy() -> None:
     """A product that could pass 2**62 within the bounds runs in float64, as numpy's does."""
     exprs = {"p": Mul((X, Y, Z)), "q": FloorDiv(Mul((X, Y, Z)), Const(7)) + X}
