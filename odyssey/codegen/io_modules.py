@@ -321,6 +321,13 @@ def _chain_timing(ctx: Ctx, op: OperandGeom, level: int) -> tuple[Expr, Expr, Ex
     own = own_blocks * acc
     if level == len(op.inj) - 1:
         rate: Expr = const(1)
+        if ctx.serial_drain and op.packed:
+            # a serial PE drain packs one element per cycle: a word every LANES cycles. Its
+            # module cannot take the words ahead (its FIFO holds ``fifo_depth`` of them), and
+            # every word of the chain was made so, so the whole chain moves at that pace (MM
+            # 256^3 `i-ij.k`, 97 PEs of 81 two-lane words: 136,759 simulated cycles, 113,169
+            # modelled at a word per cycle, 2026-11-27)
+            rate = where(lt(fifo, own), op.lanes_sym, 1)
     else:
         _, _, low_head = _chain_timing(ctx, op, level + 1)
         low_words = own  # a lower chain's head moves a whole row of this level's own words
@@ -342,8 +349,9 @@ def drain_chain(ctx: Ctx, op: OperandGeom, level: int, *, boundary: bool) -> Fun
         own_blocks = own_blocks * ctx.g(lower).outer_sym
     acc_sym = ctx.out_words_sym()
     bubble, rate, _ = _chain_timing(ctx, op, level)
-    # the model's pace of reading the level below (1 at the lowest level; printed II is 1)
-    paced = None if level == len(op.inj) - 1 else rate
+    # the model's pace of reading the level below (at the lowest level 1, or a serial PE
+    # drain's word every LANES cycles: _chain_timing; the printed II is 1)
+    paced = None if rate == const(1) else rate
     own = (For("e", own_blocks * acc_sym, (StreamRead("fifo_low", f"{ctype} v"), StreamWrite("fifo_out", "v")),
                pipeline_ii=1, ii_sym=paced),)
     body: tuple[Stmt, ...] = own
