@@ -67,13 +67,13 @@ def distortion(c: Candidate) -> float:
 class Fake:
     """Model latency times :func:`distortion`; counts its calls."""
 
-    def __init__(self, fail: frozenset[str] = frozenset()) -> None:
+    def __init__(self, fail: frozenset[object] = frozenset()) -> None:
         self.calls: list[Candidate] = []
-        self.fail = fail
+        self.fail = fail  # designs, or candidates' keys, that do not compile
 
     def __call__(self, c: Candidate) -> Measurement:
         self.calls.append(c)
-        if c.design in self.fail:
+        if c.design in self.fail or c.key in self.fail:
             return Measurement(None, 0.5, "compile_error", "stand-in failure")
         return Measurement(c.model_cycles * distortion(c), 1.0)
 
@@ -115,7 +115,9 @@ def test_budget_pool_exhaustion_and_failures(pool: tuple[Candidate, ...]) -> Non
     fake = Fake()
     r = run_mfbo(small, fake, budget=50, seed=0)
     assert len(fake.calls) == 6 and len({c.key for c in fake.calls}) == 6  # never twice
-    failing = Fake(fail=frozenset({pool[0].design}))
+    # the model's three best candidates do not compile (the first is always evaluated first);
+    # failing a whole design instead would depend on which designs the model ranks first
+    failing = Fake(fail=frozenset(c.key for c in pool[:3]))
     r = run_mfbo(pool, failing, budget=10, seed=0)
     assert len(r.steps) == 10 and len(failing.calls) == 10
     failed = [s for s in r.steps if not s.measurement.ok]
