@@ -289,7 +289,7 @@ class Ctx:
         """Whether the PE drains stream their blocks one element per cycle: where none of
         them reads partial sums (no output chain through the PEs, none from DRAM). Those that
         do move a word of ``LANES`` elements per cycle, so the partial-sum path streams."""
-        return self.output.chain is None and not self.needs_cin
+        return self.output.chain is None and not self.needs_cin and not self.tiling.design.word_drain
 
     def acc_partition(self) -> tuple[Partition, ...]:
         """Banks of the accumulator block. A serial drain (:attr:`serial_drain`) reads one

@@ -322,12 +322,17 @@ def _chain_timing(ctx: Ctx, op: OperandGeom, level: int) -> tuple[Expr, Expr, Ex
     if level == len(op.inj) - 1:
         rate: Expr = const(1)
         if ctx.serial_drain and op.packed:
-            # a serial PE drain packs one element per cycle: a word every LANES cycles. Its
-            # module cannot take the words ahead (its FIFO holds ``fifo_depth`` of them), and
-            # every word of the chain was made so, so the whole chain moves at that pace (MM
-            # 256^3 `i-ij.k`, 97 PEs of 81 two-lane words: 136,759 simulated cycles, 113,169
-            # modelled at a word per cycle, 2026-11-27)
-            rate = where(lt(fifo, own), op.lanes_sym, 1)
+            # a serial PE drain packs one element per cycle: a word every LANES cycles. A stage
+            # of the chain holds ``c = 2 * fifo_depth + 2`` of its own words ahead: its PE
+            # drain's FIFO and its module's output FIFO, and one word in each of the two
+            # processes, blocked on a full FIFO; every stage fills them at once, at the start of
+            # a visit. The rest are made while the chain waits for them, so a module's own words
+            # of a visit take ``c + (own - c) * LANES`` cycles where ``own > c``, and every word
+            # of the chain was made so: the chain moves at that average pace. (MM 256^3
+            # `i-ij.k`, 97 PEs of 81 two-lane words: 136,759 simulated cycles, 113,169 modelled
+            # at a word per cycle, 2026-11-27; `tests/codegen/test_drain_pace.py`)
+            held = 2 * fifo + 2
+            rate = where(lt(held, own), (held + (own - held) * op.lanes_sym) / own, 1)
     else:
         _, _, low_head = _chain_timing(ctx, op, level + 1)
         low_words = own  # a lower chain's head moves a whole row of this level's own words

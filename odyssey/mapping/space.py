@@ -100,6 +100,10 @@ class Design:
     #: percent of each PE's multiply lanes whose multiplier is built in LUT fabric, not a DSP
     #: slice (``floor(P * SIMD / 100)`` lanes; design id suffix ``+lutP``; integer statements)
     lut_mul_percent: int = 0
+    #: the PE drains move a word of the output's lanes per cycle from a banked accumulator
+    #: block (design id suffix ``+wd``), where by default a design whose drains read no partial
+    #: sums streams one element per cycle from one bank (:attr:`odyssey.codegen.context.Ctx.serial_drain`)
+    word_drain: bool = False
 
     @property
     def dataflow(self) -> str:
@@ -146,7 +150,7 @@ class KernelSpace:
     finalizers: tuple[str, ...] = ()  # scalings of the result after the reduction
 
     def design(self, key: str) -> Design:
-        """The design of id (or index) ``key``, with two optional suffixes, ``ID[@LOOP][+lutP]``:
+        """The design of id (or index) ``key``, with optional suffixes, ``ID[@LOOP][+lutP][+wd]``:
 
         * ``@LOOP``: its SIMD lanes along reduction loop ``LOOP`` instead of its default one
           (the reduction loop of largest extent, the first of equal ones), as AutoSA lets its
@@ -154,25 +158,37 @@ class KernelSpace:
           replaces the default loop's; ``@`` with the default loop is the plain id;
         * ``+lutP``: ``P`` percent (1-100) of each PE's multiply lanes, ``floor(P * SIMD /
           100)``, multiply in LUT fabric instead of DSP slices (AutoSA's int8 board design
-          moved half by hand: ``+lut50``); integer statements with one multiply per lane."""
-        rest, plus, lut = key.partition("+")
+          moved half by hand: ``+lut50``); integer statements with one multiply per lane;
+        * ``+wd``: PE drains that move a word of the output's lanes per cycle (LANES/2 banks of
+          the accumulator block, an operator per lane where the drain combines), for a design
+          whose drains would otherwise stream one element per cycle: its drain chain then moves a
+          word per cycle, not one every LANES cycles (long 1-D output-stationary chains)."""
+        rest, *suffixes = key.split("+")
         base, _, simd = rest.partition("@")
         for d in self.designs:
             if base in (d.id, str(d.index)):
                 out = d if not simd else self._with_simd(d, simd, key)
-                return out if not plus else self._with_lut_mul(out, lut, key)
+                for suffix in suffixes:
+                    out = self._with_word_drain(out, key) if suffix == "wd" else self._with_lut_mul(out, suffix, key)
+                return out
         known = ", ".join(d.id for d in self.designs)
         raise DesignNotFoundError(
             f"design `{base}` is not in the design space of this kernel; known ids: {known} "
             "(or their index 0..N-1; `ID@LOOP` puts the SIMD lanes along reduction loop LOOP)"
         )
 
+    def _with_word_drain(self, d: Design, key: str) -> Design:
+        if d.word_drain:
+            raise DesignNotFoundError(f"design `{key}`: `+wd` given twice")
+        return dataclasses.replace(d, id=f"{d.id}+wd", word_drain=True)
+
     def _with_lut_mul(self, d: Design, suffix: str, key: str) -> Design:
         digits = suffix[3:] if suffix.startswith("lut") else ""
         if not digits.isdigit() or not 1 <= int(digits) <= 100:
             raise DesignNotFoundError(
-                f"design `{key}`: `+{suffix}` is not a multiplier choice; write `+lutP` with P the percent "
-                "(1-100) of each PE's multiply lanes built in LUT fabric, e.g. +lut50")
+                f"design `{key}`: `+{suffix}` is not a design option; write `+lutP` with P the percent "
+                "(1-100) of each PE's multiply lanes built in LUT fabric, e.g. +lut50, or `+wd` for PE "
+                "drains that move a word per cycle")
         main = self.scop.statement(self.statement)
         floats = sorted({r.array for r in main.refs if self.scop.array(r.array).is_float})
         if floats:

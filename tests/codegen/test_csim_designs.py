@@ -45,6 +45,12 @@ CASES = [
      {"O": "5", "I": "6", "H": "5", "W": "7", "P": "3", "Q": "3"}),
     ("autosa/mttkrp.c", "ij-ij.kl@l", {"T_i1": 6, "T_j1": 4, "T_k1": 3, "T_l1": 7, "T_i2": 3, "T_j2": 2,
                                         "T_l2": 7}, {"I": "13", "J": "11", "K": "7", "L": "10"}),
+    # PE drains that move a word per cycle where the default streams one element (`+wd`), on a
+    # 1-D output-stationary array with non-divisor tiles, and on an int8 design with LUT lanes
+    ("mm.c", "i-ij.k+wd", {"T_i1": 6, "T_j1": 8, "T_k1": 5, "T_i2": 2, "T_j2": 4, "T_k2": 5},
+     {"I": "13", "J": "11", "K": "17"}),
+    ("autosa/mm_i8.c", "ij-ij.k+lut50+wd", {"T_i1": 6, "T_j1": 4, "T_k1": 10, "T_i2": 3, "T_j2": 2, "T_k2": 5},
+     {"I": "13", "J": "11", "K": "37"}),
 ]
 
 

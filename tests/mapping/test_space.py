@@ -161,11 +161,28 @@ def test_lut_multiplier_suffix(kernels_dir: Path) -> None:
     assert d.id == "ij-ij.k+lut50" and d.lut_mul_percent == 50 and d.params == ks.design("ij-ij.k").params
     assert ks.design("ij-ij.k@k+lut100").lut_mul_percent == 100
     for bad in ("ij-ij.k+lut0", "ij-ij.k+lut101", "ij-ij.k+dsp50", "ij-ij.k+lut"):
-        with pytest.raises(DesignNotFoundError, match="is not a multiplier choice"):
+        with pytest.raises(DesignNotFoundError, match="is not a design option"):
             ks.design(bad)
     fp = analyse(load_scop(kernels_dir / "mm.c", {"I": "8", "J": "8", "K": "8"}))
     with pytest.raises(DesignNotFoundError, match="integer datapaths"):
         fp.design("ij-ij.k+lut50")
+
+
+def test_word_drain_suffix(kernels_dir: Path) -> None:
+    """``ID+wd``: PE drains that move a word per cycle; with the other suffixes in any order,
+    on any kernel; given twice, refused."""
+    from odyssey.errors import DesignNotFoundError
+
+    fp = analyse(load_scop(kernels_dir / "mm.c", {"I": "8", "J": "8", "K": "8"}))
+    d = fp.design("i-ij.k+wd")
+    assert d.id == "i-ij.k+wd" and d.word_drain and d.params == fp.design("i-ij.k").params
+    assert not fp.design("i-ij.k").word_drain
+    ks = analyse(load_scop(kernels_dir / "autosa" / "mm_i8.c", {"I": "8", "J": "8", "K": "8"}))
+    both = ks.design("ij-ij.k@k+lut50+wd")
+    assert both.id == "ij-ij.k+lut50+wd" and both.word_drain and both.lut_mul_percent == 50
+    assert ks.design("ij-ij.k+wd+lut50").id == "ij-ij.k+wd+lut50"
+    with pytest.raises(DesignNotFoundError, match="given twice"):
+        fp.design("i-ij.k+wd+wd")
 
 
 def test_designs_json_interface(kernels_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

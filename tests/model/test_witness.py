@@ -28,6 +28,7 @@ CASES = [
     ("autosa/mm_i8", MM, "ij-ij.k", {"T_i1": 8, "T_j1": 8, "T_k1": 16, "T_i2": 4, "T_j2": 4, "T_k2": 16}),
     ("autosa/mm_i8", MM, "ij-ij.k+lut40", {"T_i1": 8, "T_j1": 8, "T_k1": 10, "T_i2": 4, "T_j2": 4, "T_k2": 5}),
     ("autosa/mm_u16", MM, "ij-ij.k+lut100", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 4, "T_j2": 2, "T_k2": 4}),
+    ("mm", MM, "i-ij.k+wd", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 4, "T_k2": 4}),
     # triangular drains that compute each element's index (`int g_i = t_i * T_i1 + ...`, with
     # pass indices as arguments): address arithmetic, no operator of the datapath (the size
     # fuzzer found the witness counting it)
