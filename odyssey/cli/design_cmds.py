@@ -321,7 +321,9 @@ def register(sub: Any) -> None:
     g = sub.add_parser("generate", help="generate the HLS C++ design of one design and tiling")
     _kernel_args(g)
     g.add_argument("--design", required=True, help="design id or index from `odyssey designs`; ID@LOOP puts "
-                   "its SIMD lanes along reduction loop LOOP instead of the default one")
+                   "its SIMD lanes along reduction loop LOOP instead of the default one; ID+lutP "
+                   "builds P%% of its multipliers in LUTs; ID+wd gives it PE drains that move a word "
+                   "per cycle")
     g.add_argument("--tiling", required=True, metavar="T_i1=16,...",
                    help="every tiling factor of the design by name (`odyssey designs KERNEL "
                         "--json -` lists them and their ranges; 1 = no tiling at that level)")
@@ -375,7 +377,9 @@ def register(sub: Any) -> None:
     m = sub.add_parser("model", help="latency, resources and off-chip traffic of a design and tiling")
     _kernel_args(m)
     m.add_argument("--design", required=True, help="design id or index from `odyssey designs`; ID@LOOP puts "
-                   "its SIMD lanes along reduction loop LOOP instead of the default one")
+                   "its SIMD lanes along reduction loop LOOP instead of the default one; ID+lutP "
+                   "builds P%% of its multipliers in LUTs; ID+wd gives it PE drains that move a word "
+                   "per cycle")
     m.add_argument("--tiling", required=True, metavar="T_i1=16,...",
                    help="every tiling factor of the design by name (`odyssey designs KERNEL "
                         "--json -` lists them and their ranges; 1 = no tiling at that level)")

@@ -295,7 +295,8 @@ def register(sub: Any) -> None:
     t.add_argument("--platform", default=DEFAULT_PLATFORM, help=PLATFORM_HELP)
     add_clock(t)
     t.add_argument("--design", default="all", help="design id or index, or `all` (default); ID@LOOP puts "
-                   "the design's SIMD lanes along reduction loop LOOP")
+                   "the design's SIMD lanes along reduction loop LOOP; ID+lutP, ID+wd as for "
+                   "`generate`")
     t.add_argument("--lut-mul", type=lut_percents, metavar="P,P,...", help=LUT_MUL_HELP)
     t.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="search time per design (default 5 when --samples is not given)")
