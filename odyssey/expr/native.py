@@ -11,11 +11,13 @@ operation: integer nodes in int64 (``FloorDiv``/``CeilDiv`` floor and ceil exact
 denominator gives 0), float nodes in IEEE double without reassociation or contraction, each
 ``Add``/``Mul``/``Max``/``Min`` folded left to right with numpy's promotion at the step where
 a float first appears, ``np.maximum``'s NaN rule, and the same libm calls for ``log2`` and
-``pow``. numpy's evaluator moves an integer sum, product or power to float64 where its
-magnitude could reach ``2**62``; this one is built only where that cannot happen at any
-point within the inputs' stated bounds (``bounds``: a bound on each input's ``|value|``),
-which makes the two plans equal, and returns None otherwise (the caller keeps numpy).
-A call whose inputs exceed those bounds is refused with a :class:`ModelError`.
+``pow``. numpy's evaluator moves an integer sum, product or power (and what uses it) to
+float64 where its magnitude could reach ``2**62``, judged from each call's inputs; this one
+judges once, from the inputs' stated bounds (``bounds``: a bound on each input's
+``|value|``), so it moves the same operations whenever a batch reaches its bounds, and at
+most more of them otherwise: the values are the same wherever the integers involved stay
+below ``2**53`` (exact in float64), but such an output may then be float64 where numpy's is
+int64. A call whose inputs exceed the bounds is refused with a :class:`ModelError`.
 """
 
 from __future__ import annotations
@@ -54,11 +56,10 @@ from odyssey.expr.core import (
     Where,
     _Cmp,
 )
-from odyssey.expr.evaluate import free_symbols
-from odyssey.expr.vectorize import compile_vectorized
+from odyssey.expr.vectorize import compile_vectorized, param_index
 
 #: as :data:`odyssey.expr.vectorize._INT_LIMIT`: an integer sum, product or power whose
-#: magnitude could reach this runs in float64 there, so it is not compiled here
+#: magnitude could reach this runs in float64, as there
 _INT_LIMIT = float(2**62)
 _INF = float("inf")
 
@@ -376,7 +377,7 @@ def _int_pow(b: _Builder, x: str, k: int) -> str:
 #: compiled functions by their IR's digest (a design built twice compiles once; each keeps
 #: about 1.2 MB of machine code and engine bookkeeping for the process's life), and the lock
 #: that serialises compilation into the one execution engine
-_CACHE: dict[str, tuple[Any, Any]] = {}
+_CACHE: dict[str, Callable[..., None]] = {}
 _LOCK = threading.Lock()
 
 
@@ -385,10 +386,10 @@ def _compile(ir: str) -> Callable[..., None]:
     with _LOCK:
         if key not in _CACHE:
             _CACHE[key] = _compile_new(ir)
-        return _CACHE[key][1]
+        return _CACHE[key]
 
 
-def _compile_new(ir: str) -> tuple[Any, Any]:
+def _compile_new(ir: str) -> Callable[..., None]:
     llvm, tm, ee = _engine()
     name = f"odyssey_eval_{len(_CACHE)}"  # one engine holds every module: each its own symbol
     mod = llvm.parse_assembly(ir.replace("@FNAME", "@" + name))
@@ -405,24 +406,18 @@ def _compile_new(ir: str) -> tuple[Any, Any]:
     ee.finalize_object()
     addr = ee.get_function_address(name)
     arity = ir.count("ptr noalias")
-    fn = ctypes.CFUNCTYPE(None, ctypes.c_int64, *([ctypes.c_void_p] * arity))(addr)
-    return len(obj), fn
+    fn: Callable[..., None] = ctypes.CFUNCTYPE(None, ctypes.c_int64, *([ctypes.c_void_p] * arity))(addr)
+    return fn
 
 
 def compile_native(exprs: Mapping[str, Expr], params: Sequence[str], bounds: Mapping[str, float]
                    ) -> Callable[[Mapping[str, Any]], dict[str, np.ndarray]] | None:
     """One native function evaluating ``exprs`` over batches of points, as
-    :func:`~odyssey.expr.vectorize.compile_vectorized` does, for inputs with ``|value| <=
-    bounds[name]``; None where llvmlite is missing or numpy's evaluator would move some
-    integer operation to float64 within those bounds."""
+    :func:`~odyssey.expr.vectorize.compile_vectorized` does (see the module), for integer
+    inputs with ``|value| <= bounds[name]``; None where llvmlite cannot be imported."""
     if _engine() is None:
         return None
-    index = {p: i for i, p in enumerate(params)}
-    for name, e in exprs.items():
-        missing = free_symbols(e) - index.keys()
-        if missing:
-            raise ModelError(f"output {name!r} uses symbols {sorted(missing)} that are not in params "
-                             f"{list(params)}; add them to params or substitute them first")
+    param_index(exprs, params)
     ir, types = _ir(exprs, params, bounds)
     fn = _compile(ir)
     names = list(exprs)

@@ -23,7 +23,6 @@ from odyssey.platforms import Platform, available
 RESOURCES = ("dsp", "lut", "ff", "bram18k", "uram")
 
 
-
 @dataclass(frozen=True, slots=True)
 class ParamSpec:
     """A tuning parameter: an integer in ``[lower, upper]`` that divides ``divides`` (if set)."""
@@ -123,6 +122,13 @@ class DesignModel:
         bounds = {p.name: float(max(abs(p.lower), abs(p.upper), 1)) for p in params}
         self._core = native.AdaptiveEvaluator({k: self.exprs[k] for k in self.REQUIRED}, names, bounds)
         self._full: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None = None
+
+    @property
+    def core(self) -> Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]:
+        """The evaluator of :attr:`REQUIRED` alone, for callers that pass legal tilings within
+        the parameters' ranges themselves (the exact optimum's leaves): one evaluator, numpy's
+        then native, per model and process."""
+        return self._core
 
     @property
     def param_names(self) -> tuple[str, ...]:

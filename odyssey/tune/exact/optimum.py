@@ -56,7 +56,6 @@ from typing import Any, TypeVar
 import numpy as np
 
 from odyssey.errors import TunerError
-from odyssey.expr.native import AdaptiveEvaluator
 from odyssey.model.design_model import RESOURCES, DesignModel
 from odyssey.tune.base import PROGRESS_INTERVAL_S
 from odyssey.tune.divisibility import sweep_values
@@ -162,7 +161,6 @@ class BranchAndBound:
         self.wins = np.zeros(len(model.params), dtype=np.int64)
         self.model = model
         self.space = _Space.of(model)
-        names = list(self.space.names)
         exprs = {k: model.exprs[k] for k in _OBJECTIVES}
         coords = self.space.coords
         rewritten, integral = coords.rewrite(exprs)
@@ -184,9 +182,9 @@ class BranchAndBound:
         # the coordinates whose split may lower a box's reach: the caps' and their parents
         self.reach_dims = frozenset(d for cap in self.bounds.caps for d, _ in cap.powers) | frozenset(
             coords.parent[d] for cap in self.bounds.caps for d, _ in cap.powers if coords.parent[d] >= 0)
-        self.exact: Callable[[Mapping[str, Any]], dict[str, np.ndarray]] = AdaptiveEvaluator(
-            exprs, names, {n: float(max(abs(int(lo)), abs(int(hi)), 1))
-                           for n, lo, hi in zip(names, self.space.lower, self.space.upper, strict=True)})
+        # the model's own evaluator (its outputs include _OBJECTIVES; its parameters are
+        # ``space.names``, in their order): one compilation serves the tuner and this search
+        self.exact: Callable[[Mapping[str, Any]], dict[str, np.ndarray]] = model.core
         self.budget = np.array([model.budget[r] for r in RESOURCES], dtype=np.float64)
         self.leaf_points = leaf_points
         self.batch = batch
