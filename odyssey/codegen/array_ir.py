@@ -196,7 +196,8 @@ def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
         first = next(p for p in processes if p.func == f.name)
         outs = tuple(StreamOut(by_name[c].bits_sym, by_name[c].depth) for c, d in first.channels
                      if d == "out" and by_name[c].kind == "stream")
-        hardware.append(ModuleHardware(f.name, arr.counts[f.name], arr.operators[f.name], outs))
+        hardware.append(ModuleHardware(f.name, arr.counts[f.name], arr.operators[f.name], outs,
+                                       arr.registers.get(f.name, ())))
     word = ctx.output.lanes_sym * ctx.output.bits  # a drain writes one word stream
     absent = tuple((f, ModuleHardware(f.name, count, ops, (StreamOut(word, int(assumption("fifo_depth").value)),)))
                    for f, count, ops in absent_drain_variants(ctx, arr))

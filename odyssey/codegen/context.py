@@ -54,7 +54,9 @@ class Ctx:
     operands: tuple[OperandGeom, ...]
     c0: str | None  # the initialiser's constant, or None when the output starts from DRAM
     fadd_latency: int  # latency of the reduction operator (cycles)
-    mul_latency: int = 4  # latency of the statement's multiply (cycles)
+    #: cycles from a lane's operands to its value: the longest path of the statement's
+    #: operators (:func:`odyssey.codegen.pe.rhs_schedule`; an fp32 product: 4)
+    rhs_latency: int = 4
     pre_scale: str | None = None  # factor of the DRAM start value (`C *= beta` before the reduction)
     post_scale: str | None = None  # factor of the result (`C *= alpha` after the reduction)
     #: the elements the computation writes, as constraints on the parallel loops, when they are
@@ -215,12 +217,46 @@ class Ctx:
         return int(evaluate(self.pe_depth_sym(), self.env))
 
     def pe_depth_sym(self) -> Expr:
-        """Pipeline depth of the PE compute loop: operand read, multiply, the adder tree over
-        the ``S`` SIMD lanes, the accumulation, the write: ``2 + L_mul + ceil(log2 S)*L_add +
-        L_add``, as an expression of the SIMD factor."""
+        """Pipeline depth of the PE compute loop: operand read, the statement (``L_rhs``, its
+        longest operator path), the combination of the ``S`` SIMD lanes, the accumulation,
+        the write. Integer adds are rebalanced into a tree, ``ceil(log2 S) * L_add``; floating
+        point ones are not (UG1399, expression balancing: off for floating point unless
+        ``config_compile -unsafe_math_optimizations``), so the lanes combine along a chain of
+        ``(S - 1) * L_add``: ``2 + L_rhs + (S - 1) * L_add + acc * L_add``, ``acc`` whether
+        the PE accumulates (:meth:`accumulation_sym`)."""
         simd = self.tiling.design.simd_loop
         lanes = self.g(simd).t2_sym if simd else const(1)
-        return const(2 + self.mul_latency + self.fadd_latency) + eceil(elog2(lanes)) * self.fadd_latency
+        comb = self.fadd_latency
+        path = (lanes - 1) * comb if self.chained_lanes else eceil(elog2(lanes)) * comb
+        return const(2 + self.rhs_latency) + path + self.accumulation_sym() * comb
+
+    def accumulation_sym(self) -> Expr:
+        """1 where the PE adds each value to its running sum, 0 where the running sum is a
+        copy: the accumulation exists when some loop of the PE's pipeline that reduces
+        iterates, an inner reduction tile loop (``ceil(E / T_1)`` trips) or a reduction time
+        loop (``T_1 / T_2``). When some loop iterates at every legal tiling it is the constant
+        1, so the DSP model keeps the monomial ``#PE * SIMD * cost`` of eq. 5-6."""
+        upper = {(p.loop, p.level == "array_part"): p.upper for p in self.tiling.design.params}
+        trips: list[Expr] = []
+        for n in dict.fromkeys((*self.inner_reduction, *(r for r in self.reduction if not self.g(r).space))):
+            g = self.g(n)
+            inner = n in self.inner_reduction
+            if inner:
+                trips.append(g.tiles_sym)
+            if not g.space:
+                trips.append(g.outer_sym)
+            # all of n's trips are 1 only with T_1 >= E (inner) and T_2 = T_1 (time loops)
+            t1_max = upper.get((n, True), g.extent)
+            t2_max = upper.get((n, False), 1 if g.level2 is None else g.extent)
+            if inner and (g.extent > t1_max or (not g.space and g.extent > t2_max)):
+                return const(1)
+        return emax(const(0), *[where(lt(1, t), 1, 0) for t in trips])
+
+    @property
+    def chained_lanes(self) -> bool:
+        """Whether the lanes combine along a chain (floating point: no reassociation), not a
+        balanced tree (integers)."""
+        return self.output.array.is_float
 
     def drain_depth(self) -> int:
         """Read ``acc``, combine with the incoming partial sum, write: ``2 + L_add``."""

@@ -27,7 +27,9 @@ from odyssey.codegen.descriptor_schema import (
     BufferJson,
     Descriptor,
     ExprJson,
+    RegisterJson,
 )
+from odyssey.codegen.hardware import ModuleHardware
 from odyssey.codegen.hls_ast import stmt_json
 from odyssey.codegen.pe import op_table
 from odyssey.codegen.roles import module_kind, role_of
@@ -97,6 +99,7 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> De
                      "count_sym": _j(h.count),
                      "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count), "impl": u.impl}
                                    for u in h.operators],
+                     "registers": _registers(h),
                      "outputs": [{"bits_sym": _j(o.bits), "depth": o.depth} for o in h.outputs],
                      "ast": [stmt_json(s) for s in f.body]} for f, h in zip(ir.modules, ir.hardware, strict=True)],
         "absent_modules": [{"name": f.name, "kind": module_kind(f.kind), "role": role_of(f.kind), "operand": f.operand,
@@ -104,6 +107,7 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> De
                             "count_sym": _j(h.count),
                             "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count), "impl": u.impl}
                                           for u in h.operators],
+                            "registers": _registers(h),
                             "outputs": [{"bits_sym": _j(o.bits), "depth": o.depth} for o in h.outputs],
                             "ast": [stmt_json(s) for s in f.body]} for f, h in ir.absent],
         "memory": memory,
@@ -128,6 +132,11 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> De
                        "channels": [{"name": c, "direction": dr} for c, dr in p.channels]}
                       for p in ir.processes],
     }
+
+
+def _registers(h: ModuleHardware) -> list[RegisterJson]:
+    return [{"kind": r.kind, "bits_sym": _j(r.bits), "count_sym": _j(r.count), "cycles": r.cycles, "most": r.most}
+            for r in h.registers]
 
 
 def _buffer_json(b: Buffer) -> BufferJson:

@@ -45,8 +45,9 @@ from odyssey.mapping.space import Level
 #: 7: each module's symbolic instance count, operators and output FIFOs; every FIFO's symbolic width
 #: 8: the kernel clock the design was generated for (``clock_mhz``)
 #: 9: each operator's ``impl`` (``auto`` or ``fabric``); the design's ``lut_mul_percent``
-SchemaVersion = Literal[9]
-SCHEMA_VERSION: Final[SchemaVersion] = 9
+#: 10: each module's pipeline ``registers`` (kind, symbolic width and count, delay cycles)
+SchemaVersion = Literal[10]
+SCHEMA_VERSION: Final[SchemaVersion] = 10
 
 AssignOp = Literal["=", "+=", "-=", "*="]
 OutputAccumulation = Literal["on_chip", "partial_sums_leave_array"]
@@ -57,6 +58,7 @@ OPERAND_ROLES: tuple[OperandRole, ...] = get_args(OperandRole)
 LaneOp = Literal["mul", "add", "sub", "neg"]
 LANE_OPS: tuple[LaneOp, ...] = get_args(LaneOp)
 OperatorImplJson = Literal["auto", "fabric", "fused"]
+RegisterKindJson = Literal["stage", "word", "result", "hold", "chain"]
 ChannelKind = Literal["stream", "blocks"]
 PortDirection = Literal["read", "write"]
 
@@ -279,6 +281,17 @@ class OperatorJson(TypedDict):
     impl: OperatorImplJson  # the tool's default core, or LUT fabric (BIND_OP impl=fabric)
 
 
+class RegisterJson(TypedDict):
+    """``count_sym`` pipeline registers (or delay lines) of ``bits_sym`` bits
+    (:class:`odyssey.codegen.hardware.RegisterUse`)."""
+
+    kind: RegisterKindJson
+    bits_sym: ExprJson
+    count_sym: ExprJson
+    cycles: int  # a hold's delay, a chain's step
+    most: int  # a chain's largest count at any legal tiling
+
+
 class StreamOutJson(TypedDict):
     """A FIFO of ``bits_sym``-bit items, ``depth`` deep."""
 
@@ -298,6 +311,7 @@ class ModuleJson(TypedDict):
     instances: list[list[int]]  # the template arguments of every instance
     count_sym: ExprJson  # the number of instances at every tiling
     operators: list[OperatorJson]  # the arithmetic operators of one instance
+    registers: list[RegisterJson]  # the pipeline registers of one instance, outside its operators
     outputs: list[StreamOutJson]  # the FIFOs one instance writes
     ast: list[StmtNode]
 
@@ -431,7 +445,7 @@ class Descriptor(TypedDict):
 
 __all__ = [
     "LANE_OPS", "LEVEL2S", "OPERAND_ROLES", "SCHEMA_VERSION", "STMT_KEYS", "AssignOp", "BufferJson", "ChannelKind",
-    "ChannelUseJson", "ComputeJson", "OperatorJson", "StreamOutJson", "Descriptor", "DesignJson", "ExprJson", "FifoJson", "KernelJson", "LaneOp", "Level2",
+    "ChannelUseJson", "ComputeJson", "OperatorJson", "RegisterJson", "StreamOutJson", "Descriptor", "DesignJson", "ExprJson", "FifoJson", "KernelJson", "LaneOp", "Level2",
     "LoopJson", "ModuleJson", "OperandJson", "OperandRole", "OutputAccumulation", "ParamJson", "PartitionJson",
     "PassesJson", "PortDirection", "PortJson", "ProcessJson", "SchemaVersion", "StmtJson", "StmtNode", "StmtType",
     "TopologyJson", "nested_blocks",

@@ -14,7 +14,7 @@ from odyssey.codegen.descriptor_schema import Descriptor
 from odyssey.codegen.geometry import LAYOUTS, Layout, build_operands
 from odyssey.codegen.hls_ast import Decl, DramRead, For, StreamRead
 from odyssey.codegen.host import host_source
-from odyssey.codegen.pe import rexpr_c
+from odyssey.codegen.pe import operator_latency, rexpr_c, rhs_schedule
 from odyssey.codegen.printer import kernel_files
 from odyssey.codegen.tiling import Tiling, make_tiling
 from odyssey.errors import CodegenError
@@ -237,8 +237,8 @@ def _build(space: KernelSpace, design: Design, values: Mapping[str, int], platfo
     dtype = operands[0].ctype
     red_op = "mul" if main.op == "*=" else "add"
     _, red_lat = op_cost(dtype, red_op)
-    _, mul_lat = op_cost(dtype, "mul")
-    ctx = Ctx(scop, main, tiling, operands, c0, red_lat, mul_lat, pre_scale=pre, post_scale=post, image=image)
+    rhs_lat, _ = rhs_schedule(main.rhs, operator_latency(operands))
+    ctx = Ctx(scop, main, tiling, operands, c0, red_lat, rhs_lat or 0, pre_scale=pre, post_scale=post, image=image)
     ir = array_ir(ctx, _platform(platform))
     _check_names(ir)
     return _Built(ctx, ir, tiling, main)

@@ -6,6 +6,9 @@ two can be compared module by module.
 
 * :class:`OperatorUse`: ``count`` copies of one arithmetic operator on one element type in a
   module (an unrolled loop's copies counted; a pipelined loop's iterations share one copy);
+* :class:`RegisterUse`: the registers of a PE's pipeline that are not inside an operator core:
+  one enable per stage, the operand words read, the floating-point results, and the delay
+  lines of values that wait for the other operand of an operator;
 * :func:`position_count`: how many positions ``0 <= p < n`` of a row of modules satisfy the
   conditions that pick a variant (first, last, not first, not last), as an expression of
   ``n``, so a module's instances are counted at every tiling from the same rule that placed
@@ -42,6 +45,29 @@ class OperatorUse:
     impl: OperatorImpl = "auto"
 
 
+#: what a pipeline register holds: ``stage``, one enable bit per pipeline stage; ``word``, an
+#: operand word read from a stream; ``result``, a floating-point operator's result (the core's
+#: own registers are in its row); ``hold``, a value delayed ``cycles`` cycles; ``chain``, the
+#: delays ``cycles, 2 * cycles, ..., count * cycles`` of the lanes that wait along an adder
+#: chain (floating-point adds are not reassociated, UG1399 expression balancing)
+RegisterKind = Literal["stage", "word", "result", "hold", "chain"]
+REGISTER_KINDS: tuple[RegisterKind, ...] = ("stage", "word", "result", "hold", "chain")
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterUse:
+    """``count`` registers (or delay lines) of ``bits`` bits in one instance of a module, an
+    expression of the tiling; ``cycles`` is the delay of a ``hold`` and the step of a
+    ``chain``, ``most`` an upper bound of a chain's ``count`` at every legal tiling (its
+    pricing sums a term per multiple of the SRL depth up to it)."""
+
+    kind: RegisterKind
+    bits: Expr
+    count: Expr
+    cycles: int = 0
+    most: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class StreamOut:
     """A FIFO one instance of a module writes: items of ``bits`` bits (at every tiling),
@@ -54,13 +80,14 @@ class StreamOut:
 
 @dataclass(frozen=True, slots=True)
 class ModuleHardware:
-    """One module function: ``count`` instances at every tiling, each with ``operators`` and
-    writing ``outputs``."""
+    """One module function: ``count`` instances at every tiling, each with ``operators``,
+    writing ``outputs``, with the pipeline ``registers`` outside its operator cores."""
 
     name: str
     count: Expr
     operators: tuple[OperatorUse, ...]
     outputs: tuple[StreamOut, ...]
+    registers: tuple[RegisterUse, ...] = ()
 
 
 def position_count(n: Expr, conds: Iterable[PositionCond]) -> Expr:

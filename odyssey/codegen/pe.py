@@ -13,15 +13,17 @@ the previous PE of an output chain, or the initialiser's constant) and sending t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from odyssey.codegen.context import Ctx, of_bits
-from odyssey.codegen.geometry import index_c
+from odyssey.codegen.geometry import OperandGeom, index_c
 from odyssey.codegen.hardware import (
     OperatorImpl,
     OperatorKind,
     OperatorUse,
     PositionCond,
+    RegisterUse,
     position_count,
 )
 from odyssey.codegen.hls_ast import (
@@ -38,7 +40,8 @@ from odyssey.codegen.hls_ast import (
     StreamWrite,
 )
 from odyssey.codegen.io_modules import stream_t
-from odyssey.expr import Expr, const, emax, floor_div, lt, mul, sym, to_c, where
+from odyssey.expr import Expr, const, emax, floor_div, mul, sym, to_c
+from odyssey.platforms import op_cost
 from odyssey.platforms.fabric import fabric_costs
 from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr, ScalarRef, rexpr_ops
 
@@ -116,25 +119,75 @@ def pe_operators(ctx: Ctx, lanes: Expr) -> tuple[OperatorUse, ...]:
     (one, when some reduction loop of the PE's pipeline iterates more than once; else the
     accumulation is a copy the tool removes)."""
     comb: OperatorKind = "mul" if ctx.main.op == "*=" else "add"
-    # the accumulation exists when some loop of the PE's pipeline that reduces iterates: an
-    # inner reduction tile loop (``ceil(E / T_1)`` trips) or a reduction time loop
-    # (``T_1 / T_2``). When some loop iterates at every legal tiling the count is a constant,
-    # so the DSP model keeps the monomial ``#PE * SIMD * cost`` of eq. 5-6
-    upper = {(p.loop, p.level == "array_part"): p.upper for p in ctx.tiling.design.params}
-    trips: list[Expr] = []
-    for n in dict.fromkeys((*ctx.inner_reduction, *(r for r in ctx.reduction if not ctx.g(r).space))):
-        g = ctx.g(n)
-        inner = n in ctx.inner_reduction
-        if inner:
-            trips.append(g.tiles_sym)
-        if not g.space:
-            trips.append(g.outer_sym)
-        # all of n's trips are 1 only with T_1 >= E (inner) and T_2 = T_1 (time loops)
-        t1_max = upper.get((n, True), g.extent)
-        t2_max = upper.get((n, False), 1 if g.level2 is None else g.extent)
-        if inner and (g.extent > t1_max or (not g.space and g.extent > t2_max)):
-            return _uses(ctx, lanes, comb, const(1))
-    return _uses(ctx, lanes, comb, emax(const(0), *[where(lt(1, t), 1, 0) for t in trips]))
+    return _uses(ctx, lanes, comb, ctx.accumulation_sym())
+
+
+def operator_latency(operands: tuple[OperandGeom, ...]) -> Callable[[str], int]:
+    """Cycles of a statement operator (``mul``, ``add``, ``sub``; ``neg`` is a sign flip, 0)
+    at the platform table's latency: a multiply at its widest input's type, the rest at the
+    output's (as :func:`_types`)."""
+    ins = [o for o in operands if o.role == "input"]
+    out_t = next(o.ctype for o in operands if o.role == "output")
+    mul_t = max(ins, key=lambda o: o.bits).ctype if ins else out_t
+
+    def lat(op: str) -> int:
+        if op == "neg":
+            return 0
+        return op_cost(mul_t if op == "mul" else out_t, op)[1]
+    return lat
+
+
+def rhs_schedule(e: RExpr, lat: Callable[[str], int]) -> tuple[int | None, tuple[int, ...]]:
+    """``(ready, waits)`` of the value of ``e`` computed as soon as its operands are, its lane's
+    array reads at cycle 0: ``ready`` the cycle its value is ready (None for a constant or a
+    scalar argument, which any cycle may read), ``waits`` the cycles each operand read or
+    partial result waits for the other operand of its operator (``((B * C) * D)``: ``D``
+    waits for ``B * C``, the multiply's latency)."""
+    if isinstance(e, Read):
+        return 0, ()
+    if isinstance(e, Num | ParamRef | ScalarRef):
+        return None, ()
+    if isinstance(e, Neg):
+        t, waits = rhs_schedule(e.arg, lat)
+        return t, waits
+    assert isinstance(e, BinOp)
+    tl, wl = rhs_schedule(e.lhs, lat)
+    tr, wr = rhs_schedule(e.rhs, lat)
+    known = [t for t in (tl, tr) if t is not None]
+    if not known:
+        return None, (*wl, *wr)
+    start = max(known)
+    waits = (*wl, *wr, *(start - t for t in (tl, tr) if t is not None and t < start))
+    return start + lat({"*": "mul", "+": "add", "-": "sub"}[e.op]), waits
+
+
+def pe_registers(ctx: Ctx, lanes: Expr, ops: tuple[OperatorUse, ...]) -> tuple[RegisterUse, ...]:
+    """The registers of a PE's pipeline outside its operator cores (``fabric.json``,
+    ``pipeline``): an enable per stage (:meth:`Ctx.pe_depth_sym`); each operand word read;
+    where the datapath is floating point, each operator's result, and the delay lines of the
+    values that wait: the statement's operands that wait for a partial result
+    (:func:`rhs_schedule`, per lane) and lanes ``2 .. S-1``, whose products wait ``L_add,
+    2 L_add, ...`` for the chain of adds before them (lanes 0 and 1 start it). Integer adds
+    are rebalanced into a tree whose level registers their rows hold."""
+    out = [RegisterUse("stage", const(1), ctx.pe_depth_sym())]
+    for x in ctx.inputs:
+        out.append(RegisterUse("word", lanes * x.bits if x.simd else const(x.bits), const(1)))
+    if not ctx.chained_lanes:
+        return tuple(out)
+    bits = ctx.output.bits
+    for u in ops:
+        if u.impl == "auto" and u.op != "neg":
+            out.append(RegisterUse("result", const(bits), u.count))
+    _, waits = rhs_schedule(ctx.main.rhs, operator_latency(ctx.operands))
+    for w in sorted(set(waits)):
+        out.append(RegisterUse("hold", const(bits), lanes * waits.count(w), cycles=w))
+    simd = ctx.tiling.design.simd_loop
+    most = 1
+    if simd is not None:
+        most = next((p.upper for p in ctx.tiling.design.params if p.loop == simd and p.level == "simd"),
+                    ctx.g(simd).extent)
+    out.append(RegisterUse("chain", const(bits), emax(0, lanes - 2), cycles=ctx.fadd_latency, most=max(0, most - 2)))
+    return tuple(out)
 
 
 def fabric_lanes(ctx: Ctx, lanes: Expr) -> Expr:

@@ -12,6 +12,9 @@ function, over all its instances (the calls of the region):
   integer index, slice and call arguments are not arithmetic of the datapath, nor is an
   integer computed from loop counters, position parameters, `int` arguments (a pass's tile
   indices) and sizes alone (an address);
+* **pipeline registers** of each PE (:mod:`.pipe_registers`: from a schedule of its printed
+  statements, enables, operand words, floating-point results and the delay lines of values
+  that wait);
 * **control**: one state machine per process and a counter of ``ceil(log2(trip + 1))`` bits per
   loop that is not unrolled (trips at position 0 of the template parameters, as the model);
 * **FIFOs**: each ``hls::stream`` of the region with its ``STREAM`` depth, its item width (the
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from odyssey.codegen.ii_check import Node, c_eval, parse_body
+from odyssey.codegen.pipe_registers import is_pe, pipe_registers
 from odyssey.codegen.static_check import _CALL, _STREAM_DECL, CFunction, parse_functions
 from odyssey.errors import OdysseyError
 from odyssey.platforms import default_op_costs
@@ -352,6 +356,7 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
     blocks = {m.group(2): m.group(1) for ln in body
               if (m := re.match(r"^\s*hls::stream_of_blocks<(.+)> (\w+);", ln)) is not None}
     depth: dict[str, int] = {}
+    registers: dict[str, Usage] = {}
     impl: dict[str, str] = {}
     parts: dict[str, dict[int, int]] = {}
     for ln in body:
@@ -378,6 +383,11 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
         if name not in out.modules:
             out.modules[name] = Usage()
             out.operators[name] = _function_ops(f, fenv)
+            if is_pe(name):  # its pipeline's registers, from a schedule of its statements
+                fp_bits = sum(k * {"fp32": 32, "fp64": 64}.get(dtype, 0)
+                              for (op, dtype), k in out.operators[name].items() if op in ("add", "sub", "mul"))
+                lut, ff = pipe_registers(f.body, fenv, types).price(fp_bits, costs)
+                registers[name] = Usage(lut=lut, ff=ff)
         out.instances[name] = out.instances.get(name, 0) + 1
         u = out.modules[name]
         for (op, dtype), k in out.operators[name].items():
@@ -390,6 +400,7 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
             dsp = 0 if kind.endswith("_fabric") else table.lookup(dtype, kind).dsp
             u.add(Usage(dsp=dsp, lut=logic.lut, ff=logic.ff), k)
         u.add(_control(f, fenv, costs))
+        u.add(registers.get(name, Usage()))
         args = [a.strip() for a in m.group(3).split(",")] if m.group(3).strip() else []
         for (_, pname), arg in zip(f.params, args, strict=False):
             if arg in streams and any(f"{pname}.write(" in line for line in f.body):

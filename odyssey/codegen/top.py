@@ -17,7 +17,7 @@ from typing import Literal
 from odyssey.codegen import io_modules as io
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.geometry import OperandGeom, Partition, block_partitions
-from odyssey.codegen.hardware import OperatorUse
+from odyssey.codegen.hardware import OperatorUse, RegisterUse
 from odyssey.codegen.hls_ast import (
     Function,
     Param,
@@ -31,6 +31,7 @@ from odyssey.codegen.pe import (
     pe_drain_function,
     pe_function,
     pe_operators,
+    pe_registers,
     variant_count,
     variant_of,
 )
@@ -70,16 +71,20 @@ class Array:
     # per function: its instances at every tiling, and the operators of one instance
     counts: dict[str, Expr] = field(default_factory=dict)
     operators: dict[str, tuple[OperatorUse, ...]] = field(default_factory=dict)
+    registers: dict[str, tuple[RegisterUse, ...]] = field(default_factory=dict)
 
-    def fn(self, f: Function, count: Expr, ops: tuple[OperatorUse, ...] = ()) -> str:
+    def fn(self, f: Function, count: Expr, ops: tuple[OperatorUse, ...] = (),
+           regs: tuple[RegisterUse, ...] = ()) -> str:
         """Register module function ``f`` with its instance ``count`` at every tiling (the rule
-        that places its instances) and the operators ``ops`` of one instance."""
+        that places its instances), the operators ``ops`` and pipeline registers ``regs`` of
+        one instance."""
         if f.name not in self.functions:  # every module is its own hardware instance
             extra = tuple(Param("int", s) for s in self.scalars)
             self.functions[f.name] = replace(f, params=f.params + extra,
                                              body=(Pragma("HLS INLINE OFF"), *f.body))
             self.counts[f.name] = count
             self.operators[f.name] = ops
+            self.registers[f.name] = regs
         return f.name
 
     def fifo(self, name: str, ctype: str, bits: int, depth: int | None = None, kind: str = "stream",
@@ -195,9 +200,10 @@ def build_array(ctx: Ctx) -> Array:
 
     # PEs
     pe_ops = pe_operators(ctx, simd_sym)
+    pe_regs = pe_registers(ctx, simd_sym, pe_ops)
     for pos in positions:
         variant = variant_of(ctx, pos)
-        fname = arr.fn(pe_function(ctx, variant, simd), variant_count(ctx, variant), pe_ops)
+        fname = arr.fn(pe_function(ctx, variant, simd), variant_count(ctx, variant), pe_ops, pe_regs)
         drain_fn, drain_ops = pe_drain_function(ctx, variant)
         dname = arr.fn(drain_fn, variant_count(ctx, variant, drain=True), drain_ops)
         acc_blocks = arr.fifo(f"acc_{_pos_name(pos, space)}", acc_t(ctx), 0, kind="blocks")

@@ -5,7 +5,7 @@ With ``n_m`` the instances of module function ``m`` (its ``count_sym``), the des
 * **DSP** ``= sum_m n_m * sum_(op in m) copies * DSP(op, type)`` (``optable.json``): every
   operator the printed module instantiates, the PE's and the drains' alike;
 * **LUT** ``= sum_m n_m * (operators + FIFOs written + control) + LUTRAM + ports``;
-* **FF** likewise with the flip-flops of each construct;
+* **FF** likewise with the flip-flops of each construct (a PE pipeline's registers too);
 * **BRAM18K** ``=`` the buffers' banks (:func:`odyssey.model.resources.bram18k`) ``+`` each
   m_axi port's data buffer of ``num_outstanding * max_burst_length`` words;
 * **URAM** ``= 0``: no buffer is bound to URAM.
@@ -54,13 +54,14 @@ from odyssey.expr import (
     elog2,
     emax,
     from_json,
+    lt,
     mul,
     substitute,
     where,
 )
 from odyssey.model.resources import bank_blocks, bank_shape, mul_dsp, num_pes, on_bram
 from odyssey.platforms import default_op_costs
-from odyssey.platforms.fabric import FabricCosts, fabric_costs
+from odyssey.platforms.fabric import FabricCosts, PipelineCosts, fabric_costs
 
 
 def _e(obj: ExprJson, subst: Mapping[str, Expr]) -> Expr:
@@ -147,9 +148,53 @@ def operator_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts)
     return out
 
 
+def register_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts) -> Usage:
+    """The pipeline registers of one instance of ``m`` outside its operator cores
+    (``fabric.json``, ``pipeline``): enables, operand words, floating-point results, delay
+    lines. A ``chain`` of ``n`` lanes delayed ``s, 2s, ..., n s`` cycles costs ``sum_m``
+    of a delay of ``m s`` cycles; its LUTs, ``W * sum_m ceil(m s / D)`` (``D`` stages per SRL
+    LUT), are ``W * sum_j max(0, n - max(k0, floor(D (j - 1) / s)))`` over ``j = 1 ..
+    ceil(most * s / D)`` (the lanes ``m > D (j - 1) / s`` each take a ``j``-th LUT; ``k0``
+    lanes are plain registers), exact at every tiling."""
+    pc = costs.pipeline
+    out = Usage()
+    for r in m.get("registers", []):
+        bits, n = _e(r["bits_sym"], subst), _e(r["count_sym"], subst)
+        kind, cyc = r["kind"], int(r["cycles"])
+        if kind == "stage":
+            out = out + Usage(ff=n * pc.stage_ff)
+        elif kind == "word":
+            out = out + Usage(ff=n * bits * pc.word_ff_per_bit)
+        elif kind == "result":
+            out = out + Usage(ff=n * bits * pc.result_ff_per_bit)
+        elif kind == "hold":
+            one = _delay(bits, cyc, pc)
+            out = out + Usage(lut=one.lut * n, ff=one.ff * n)
+        else:  # chain
+            k0 = min(-(-pc.srl_min_delay // cyc) - 1, int(r["most"])) if cyc > 0 else 0
+            ff: Expr = bits * pc.delay_ff_per_bit * emax(0, n - k0)
+            for k in range(1, k0 + 1):  # the first lanes' short delays: plain registers
+                ff = ff + where(lt(n, k), 0, bits * (k * cyc))
+            luts: Expr = const(0)
+            for j in range(1, -(-int(r["most"]) * cyc // pc.srl_depth_per_lut) + 1):
+                luts = luts + emax(0, n - max(k0, pc.srl_depth_per_lut * (j - 1) // cyc))
+            out = out + Usage(lut=bits * luts, ff=ff)
+    return out
+
+
+def _delay(bits: Expr, cycles: int, pc: PipelineCosts) -> Usage:
+    """One value of ``bits`` bits delayed ``cycles`` cycles (:meth:`PipelineCosts.delay`)."""
+    if cycles <= 0:
+        return Usage()
+    if cycles < pc.srl_min_delay:
+        return Usage(ff=bits * cycles)
+    return Usage(lut=bits * -(-cycles // pc.srl_depth_per_lut), ff=bits * pc.delay_ff_per_bit)
+
+
 def module_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts) -> Usage:
-    """All instances of module function ``m``: operators, the FIFOs they write, control."""
-    one = operator_usage(m, subst, costs) + control_usage(m, subst, costs)
+    """All instances of module function ``m``: operators, pipeline registers, the FIFOs they
+    write, control."""
+    one = operator_usage(m, subst, costs) + register_usage(m, subst, costs) + control_usage(m, subst, costs)
     one = one + _sum(fifo_usage(_e(o["bits_sym"], subst), int(o["depth"]), costs) for o in m["outputs"])
     return one.times(_e(m["count_sym"], subst))
 

@@ -16,6 +16,10 @@ first-principles derivation):
   (:func:`bank_impl`), else to distributed RAM;
 * ``process``: the control of each dataflow process (state machine, start/done handshake);
 * ``loop``: each loop's counter: ``lut_per_bit`` and ``ff_per_bit`` per bit of its trip count;
+* ``pipeline``: a PE pipeline's registers outside its operator cores: one enable per stage,
+  each operand word read, each floating-point result, and each delay line: below
+  ``srl_min_delay`` cycles plain registers (``cycles * W`` FF), else a shift register of
+  ``delay_ff_per_bit * W`` FF and ``W * ceil(cycles / srl_depth_per_lut)`` LUT;
 * ``m_axi``: each bundle's adapter: logic growing with its data width, and a read and a write
   buffer of ``num_outstanding * max_burst_length`` words (UG1399) in BRAM;
 * ``s_axilite``: the control interface of the kernel.
@@ -46,6 +50,9 @@ _SPEC = Obj(
                     optional={"notes": Str()}),
         "process": _COST,
         "loop": Obj(required={"lut_per_bit": Num(), "ff_per_bit": Num(), **_SRC}, optional={"notes": Str()}),
+        "pipeline": Obj(required={"stage_ff": Int(0), "word_ff_per_bit": Int(0), "result_ff_per_bit": Int(0),
+                                  "srl_min_delay": Int(1), "delay_ff_per_bit": Int(0),
+                                  "srl_depth_per_lut": Int(1), **_SRC}, optional={"notes": Str()}),
         "m_axi": Obj(required={"lut": Int(0), "ff": Int(0), "lut_per_bit": Num(), "ff_per_bit": Num(),
                                "max_burst_length": Int(1), "num_outstanding": Int(1), **_SRC},
                      optional={"notes": Str()}),
@@ -97,6 +104,27 @@ class BramCosts:
 
 
 @dataclass(frozen=True, slots=True)
+class PipelineCosts:
+    """The registers of a pipeline outside its operator cores (``fabric.json``, ``pipeline``)."""
+
+    stage_ff: int
+    word_ff_per_bit: int
+    result_ff_per_bit: int  # per bit of a floating-point core's result (integer rows hold theirs)
+    srl_min_delay: int
+    delay_ff_per_bit: int
+    srl_depth_per_lut: int
+
+    def delay(self, bits: int, cycles: int) -> Logic:
+        """A value of ``bits`` bits delayed ``cycles`` cycles: plain registers below
+        ``srl_min_delay``, else a shift register."""
+        if cycles <= 0:
+            return Logic(0, 0)
+        if cycles < self.srl_min_delay:
+            return Logic(0, cycles * bits)
+        return Logic(bits * -(-cycles // self.srl_depth_per_lut), self.delay_ff_per_bit * bits)
+
+
+@dataclass(frozen=True, slots=True)
 class MaxiCosts:
     """An m_axi adapter of ``W`` data bits: ``logic + W * per_bit`` LUT and FF, and a read and
     a write buffer of ``num_outstanding * max_burst_length`` words."""
@@ -119,6 +147,7 @@ class FabricCosts:
     process: Logic
     loop_lut_per_bit: float
     loop_ff_per_bit: float
+    pipeline: PipelineCosts
     m_axi: MaxiCosts
     s_axilite: Logic
     origin: str
@@ -146,7 +175,7 @@ def _logic(d: dict[str, Any]) -> Logic:
 def parse_fabric(data: Any, label: str) -> FabricCosts:
     """The checked table of a parsed ``fabric.json``-shaped document."""
     d = _SPEC.check(data, "", label)
-    f, lr, m, br = d["fifo"], d["lutram"], d["m_axi"], d["bram"]
+    f, lr, m, br, pl = d["fifo"], d["lutram"], d["m_axi"], d["bram"], d["pipeline"]
     return FabricCosts(
         operators=tuple((t, tuple((op, _logic(c)) for op, c in ops.items())) for t, ops in d["operators"].items()),
         fifo=FifoCosts(f["srl_min_depth"], f["srl_depth_per_lut"], float(f["mux_lut_per_bit"]),
@@ -155,6 +184,8 @@ def parse_fabric(data: Any, label: str) -> FabricCosts:
         bram=BramCosts(tuple((int(w), int(dp)) for w, dp in br["shapes"]), br["bits"], float(br["min_fill"])),
         process=_logic(d["process"]),
         loop_lut_per_bit=float(d["loop"]["lut_per_bit"]), loop_ff_per_bit=float(d["loop"]["ff_per_bit"]),
+        pipeline=PipelineCosts(pl["stage_ff"], pl["word_ff_per_bit"], pl["result_ff_per_bit"], pl["srl_min_delay"],
+                               pl["delay_ff_per_bit"], pl["srl_depth_per_lut"]),
         m_axi=MaxiCosts(_logic(m), float(m["lut_per_bit"]), float(m["ff_per_bit"]), m["max_burst_length"],
                         m["num_outstanding"]),
         s_axilite=_logic(d["s_axilite"]),
@@ -170,4 +201,4 @@ def fabric_costs() -> FabricCosts:
     return parse_fabric(load_json(entry.read_text(encoding="utf-8"), label), label)
 
 
-__all__ = ["BramCosts", "FabricCosts", "FifoCosts", "Logic", "LutramCosts", "MaxiCosts", "fabric_costs", "parse_fabric"]
+__all__ = ["BramCosts", "FabricCosts", "FifoCosts", "Logic", "LutramCosts", "MaxiCosts", "PipelineCosts", "fabric_costs", "parse_fabric"]

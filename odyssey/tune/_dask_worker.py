@@ -28,12 +28,25 @@ def dask_setup(worker: Any) -> None:
       handlers registered before this one (distributed's, logging's flush) have nothing
       left to do in a closed worker;
     * its garbage collector and allocator are set as the `odyssey` command's
-      (:func:`odyssey.runtime.tune_gc`, :func:`odyssey.runtime.tune_malloc`).
+      (:func:`odyssey.runtime.tune_gc`, :func:`odyssey.runtime.tune_malloc`);
+    * it does not log a heartbeat that finds the scheduler gone: after a Ctrl-C the `odyssey`
+      process closes the cluster, and a worker whose heartbeat was under way (a loaded
+      machine makes it likely) would print that error with its traceback under the
+      command's summary.
     """
+    import logging
+
     from odyssey.runtime import tune_gc, tune_malloc
+
+    logging.getLogger("distributed.worker").addFilter(_heartbeat_after_close)
 
     with contextlib.suppress(ValueError):  # not the main thread: nothing to do
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     atexit.register(os._exit, 0)
     tune_gc()
     tune_malloc()
+
+
+def _heartbeat_after_close(record: Any) -> bool:
+    """False for distributed's "Failed to communicate with scheduler during heartbeat"."""
+    return "during heartbeat" not in str(record.getMessage())

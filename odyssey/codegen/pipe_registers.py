@@ -1,0 +1,276 @@
+"""The registers of a printed PE pipeline, from a schedule of its own statements.
+
+Part of the resource witness of ``odyssey check`` (:mod:`.resource_check`): it reads the
+pipelined loop of a PE function of ``kernel.cpp`` and nothing of the generator, schedules its
+statements as soon as their operands are ready (the operator latencies of the platform's
+``optable.json``; a stream read is ready at cycle 0; constants, arguments, loop counters and
+memory reads are read when needed), and counts what ``fabric.json``'s ``pipeline`` prices:
+
+* one enable per stage, ``2 +`` the latest value's cycle (read and write stages);
+* each operand word read from a stream (its item's bits);
+* each floating-point operator's result (the operators counted by the witness);
+* a delay line for each floating-point operand that waits for the other operand of its
+  operator (a product waiting for the chain of adds before it, the third factor of
+  ``(B * C) * D`` waiting for ``B * C``).
+
+Integer adds are rebalanced into trees by the tool (UG1399, expression balancing is on for
+integers): an integer value accumulated over the unrolled lanes (``v = v + p``) is ready
+``ceil(log2 n) * L_add`` after the latest of its ``n`` leaves, and no integer operand is
+counted as waiting. Floating-point adds are not rebalanced, so the lanes' adds form a chain.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from odyssey.codegen.ii_check import Node, c_eval, parse_body
+from odyssey.platforms import default_op_costs
+from odyssey.platforms.fabric import FabricCosts
+
+_FP = {"float": 32, "double": 64}
+_DECL = re.compile(r"^((?:unsigned |signed )?[A-Za-z_]\w*) (\w+)(?: = (.*))?;$")
+_ASSIGN = re.compile(r"^(\w+) = (.*);$")
+_READ = re.compile(r"^(\w+) (\w+) = (\w+)\.read\(\);$")
+_CAST = re.compile(r"\((?:float|double|int|short|char|signed char|unsigned \w+|[\w ]+_t)\)")
+
+
+@dataclass
+class PipeRegisters:
+    """What the schedule of one PE pipeline found: its stages, the bits of the operand words
+    it reads, and the delays ``(bits, cycles)`` of the floating-point values that wait."""
+
+    stages: int = 0
+    word_bits: int = 0
+    waits: list[tuple[int, int]] = field(default_factory=list)
+
+    def price(self, result_bits: int, costs: FabricCosts) -> tuple[int, int]:
+        """``(LUT, FF)`` with ``result_bits`` bits of floating-point results."""
+        pc = costs.pipeline
+        lut, ff = 0, self.stages * pc.stage_ff + self.word_bits * pc.word_ff_per_bit + result_bits * pc.result_ff_per_bit
+        for bits, cycles in self.waits:
+            d = pc.delay(bits, cycles)
+            lut, ff = lut + d.lut, ff + d.ff
+        return lut, ff
+
+
+def is_pe(name: str) -> bool:
+    """Whether function ``name`` is a PE's compute function (``PE``, ``PE_Alast``, ...), not a
+    PE drain."""
+    return name == "PE" or (name.startswith("PE_") and not name.startswith("PE_drain"))
+
+
+def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, int]) -> PipeRegisters:
+    """The schedule of the first pipelined loop of a function body (see the module docstring);
+    ``env`` the defines and template values, ``types`` the widths of the ``ap_uint`` typedefs."""
+    decls: dict[str, str] = {}
+    for line in body:
+        if (m := _DECL.match(line.strip())) is not None:
+            decls[m.group(2)] = m.group(1)
+    loop = _pipelined(parse_body(body))
+    out = PipeRegisters()
+    if loop is None:
+        return out
+    table = default_op_costs()
+    aliases = dict(table.aliases)
+
+    def latency(op: str, ctype: str) -> int:
+        return table.lookup(aliases.get(ctype, ctype), op).latency
+
+    ready: dict[str, int] = {}
+    leaves: dict[str, tuple[int, int]] = {}  # an integer lane sum: (latest leaf, leaves)
+
+    def run(nodes: list[Node], lanes: dict[str, int]) -> None:
+        for n in nodes:
+            if n.kind == "for":
+                unrolled = any(c.kind == "line" and c.text.upper().startswith("#PRAGMA HLS UNROLL") for c in n.body)
+                if unrolled:
+                    for v in range(c_eval(n.trip, {**env, **lanes})):
+                        run(n.body, {**lanes, n.var: v})
+                else:
+                    run(n.body, lanes)
+            elif n.kind in ("if", "scope"):
+                run(n.body, lanes)
+                run(n.orelse, lanes)
+            elif n.kind == "line":
+                step(n.text.strip(), lanes)
+
+    def step(text: str, lanes: dict[str, int]) -> None:
+        if (m := _READ.match(text)) is not None:
+            ready[m.group(2)] = 0
+            out.word_bits += types.get(m.group(1)) or _FP.get(m.group(1), 0)
+            return
+        m = _DECL.match(text) or _ASSIGN.match(text)
+        if m is None:
+            return
+        target, rhs = (m.group(2), m.group(3)) if m.re is _DECL else (m.group(1), m.group(2))
+        ttype = decls.get(target, "")
+        if rhs is None or ttype not in _FP and ttype not in _INT_TYPES:
+            return
+        fp = ttype in _FP
+        operand = max((decls[x] for x in re.findall(r"\b(v_\w+)\b", rhs) if x in decls),
+                      key=lambda t: _FP.get(t) or _INT_TYPES.get(t, 0), default=ttype)
+
+        def lat(op: str) -> int:
+            return latency(op, operand if op == "mul" else ttype)
+
+        waits: list[tuple[int, int]] = []
+        accumulates = not fp and re.search(rf"\b{re.escape(target)}\b", _chosen(rhs, {**env, **lanes})) is not None
+        t = _sched(rhs, {**env, **lanes}, ready, decls, lat, waits, skip=target if accumulates else None)
+        if accumulates and t is not None:  # an integer lane sum: a balanced tree
+            last, count = leaves.get(target, (ready.get(target, t), 1))
+            last, count = max(last, t), count + 1
+            leaves[target] = (last, count)
+            ready[target] = last + math.ceil(math.log2(count)) * lat("add")
+            return
+        if fp:
+            out.waits.extend(waits)
+        if t is not None:
+            ready[target] = t
+            leaves[target] = (t, 1)
+
+    run(loop.body, {})
+    out.stages = 2 + max(ready.values(), default=0)
+    return out
+
+
+_INT_TYPES = {"int": 32, "unsigned": 32, "unsigned int": 32, "int32_t": 32, "uint32_t": 32, "short": 16,
+              "unsigned short": 16, "int16_t": 16, "uint16_t": 16, "char": 8, "signed char": 8,
+              "unsigned char": 8, "int8_t": 8, "uint8_t": 8}
+
+
+def _pipelined(nodes: list[Node]) -> Node | None:
+    for n in nodes:
+        if n.kind == "for" and any(c.kind == "line" and c.text.upper().startswith("#PRAGMA HLS PIPELINE")
+                                   for c in n.body):
+            return n
+        found = _pipelined(n.body) or _pipelined(n.orelse)
+        if found is not None:
+            return found
+    return None
+
+
+def _strip(expr: str) -> str:
+    e = _CAST.sub("", expr).strip()
+    while e.startswith("(") and _closing(e, 0) == len(e) - 1:
+        e = e[1:-1].strip()
+    return e
+
+
+def _closing(expr: str, k: int) -> int:
+    depth = 0
+    for j in range(k, len(expr)):
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(expr[j], 0)
+        if depth == 0:
+            return j
+    return -1
+
+
+def _top(expr: str, chars: str) -> list[tuple[str, str]]:
+    """``expr`` split at its top-level binary operators among ``chars``: ``[(op, operand)]``,
+    the first with op ``""``."""
+    parts: list[tuple[str, str]] = []
+    depth, start, op, prev = 0, 0, "", "("
+    for k, ch in enumerate(expr):
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(ch, 0)
+        if depth == 0 and ch in chars and prev not in "(?:*+-=<>&|,":
+            parts.append((op, expr[start:k].strip()))
+            op, start = ch, k + 1
+        if not ch.isspace():
+            prev = ch
+    parts.append((op, expr[start:].strip()))
+    return parts
+
+
+def _ternary(expr: str) -> tuple[str, str, str] | None:
+    depth, q = 0, -1
+    for k, ch in enumerate(expr):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "?" and depth == 0 and q < 0:
+            q = k
+        elif ch == ":" and depth == 0 and q >= 0:
+            return expr[:q].strip(), expr[q + 1:k].strip(), expr[k + 1:].strip()
+    return None
+
+
+def _constant(cond: str, env: dict[str, int]) -> bool | None:
+    c = _strip(cond)
+    if c in ("true", "false"):
+        return c == "true"
+    m = re.fullmatch(r"(\w+) == (\w+)", c)
+    if m is not None:
+        try:
+            return c_eval(m.group(1), env) == c_eval(m.group(2), env)
+        except (KeyError, ValueError):
+            return None
+    return None
+
+
+def _chosen(expr: str, env: dict[str, int]) -> str:
+    """``expr`` with each ternary whose condition is constant under ``env`` replaced by the
+    branch taken (the text the hardware computes)."""
+    e = _strip(expr)
+    t = _ternary(e)
+    if t is None:
+        return e
+    value = _constant(t[0], env)
+    if value is None:
+        return f"{_chosen(t[1], env)} ? {_chosen(t[2], env)}"
+    return _chosen(t[1] if value else t[2], env)
+
+
+def _sched(expr: str, env: dict[str, int], ready: dict[str, int], decls: dict[str, str],
+           lat: Callable[[str], int], waits: list[tuple[int, int]], skip: str | None = None) -> int | None:
+    """The cycle ``expr``'s value is ready (None: a constant, argument, counter or memory read,
+    read when needed), appending ``(bits, cycles)`` for each operand that waits for the other
+    operand of its operator; ``skip`` is a variable left out (an integer lane sum's own)."""
+    e = _strip(expr)
+    t = _ternary(e)
+    if t is not None:
+        value = _constant(t[0], env)
+        if value is not None:
+            return _sched(t[1] if value else t[2], env, ready, decls, lat, waits, skip)
+        ts = [x for x in (_sched(b, env, ready, decls, lat, waits, skip) for b in t[1:]) if x is not None]
+        return max(ts, default=None)
+    for chars in ("+-", "*"):
+        parts = _top(e, chars)
+        if len(parts) > 1:
+            cur = _sched(parts[0][1], env, ready, decls, lat, waits, skip)
+            cur_bits = _bits(parts[0][1], decls)
+            absorbed = _strip(parts[0][1]) == skip  # the lane sum's own add: its tree's
+            for op, operand in parts[1:]:
+                if absorbed or _strip(operand) == skip:
+                    absorbed = False
+                    if _strip(operand) != skip:
+                        cur = _sched(operand, env, ready, decls, lat, waits, skip)
+                    continue
+                nxt = _sched(operand, env, ready, decls, lat, waits, skip)
+                if cur is None or nxt is None:
+                    cur = nxt if cur is None else cur
+                else:
+                    if cur < nxt:
+                        waits.append((cur_bits, nxt - cur))
+                    elif nxt < cur:
+                        waits.append((_bits(operand, decls), cur - nxt))
+                    cur = max(cur, nxt)
+                if cur is not None:
+                    cur += lat({"*": "mul", "+": "add", "-": "sub"}[op])
+                cur_bits = max(cur_bits, _bits(operand, decls))
+            return cur
+    if re.fullmatch(r"\w+", e):
+        return None if e == skip else ready.get(e)
+    if "[" in e and re.fullmatch(r"\w+\[.*\]", e):
+        return None  # a memory read, issued when its value is needed
+    names = [n for n in re.findall(r"\b[A-Za-z_]\w*\b", e) if n in ready and n != skip]
+    return max((ready[n] for n in names), default=None)  # a call or slice of data values
+
+
+def _bits(expr: str, decls: dict[str, str]) -> int:
+    names = re.findall(r"\b[A-Za-z_]\w*\b", expr)
+    widths = [_FP.get(decls.get(n, ""), 0) or _INT_TYPES.get(decls.get(n, ""), 0) for n in names]
+    return max(widths, default=0)
+
+
+__all__ = ["PipeRegisters", "is_pe", "pipe_registers"]
