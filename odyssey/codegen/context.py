@@ -218,17 +218,23 @@ class Ctx:
 
     def pe_depth_sym(self) -> Expr:
         """Pipeline depth of the PE compute loop: operand read, the statement (``L_rhs``, its
-        longest operator path), the combination of the ``S`` SIMD lanes, the accumulation,
-        the write. Integer adds are rebalanced into a tree, ``ceil(log2 S) * L_add``; floating
-        point ones are not (UG1399, expression balancing: off for floating point unless
-        ``config_compile -unsafe_math_optimizations``), so the lanes combine along a chain of
-        ``(S - 1) * L_add``: ``2 + L_rhs + (S - 1) * L_add + acc * L_add``, ``acc`` whether
-        the PE accumulates (:meth:`accumulation_sym`)."""
+        longest operator path), the combination of the ``S`` SIMD lanes in a balanced tree of
+        ``ceil(log2 S)`` adds (printed as one for floating point, which Vitis does not
+        reassociate, UG1399 expression balancing; rebalanced by Vitis for integers), the
+        accumulation where the PE accumulates (:meth:`accumulation_sym`), the write:
+        ``2 + L_rhs + ceil(log2 S) * L_add + acc * L_add``."""
         simd = self.tiling.design.simd_loop
         lanes = self.g(simd).t2_sym if simd else const(1)
         comb = self.fadd_latency
-        path = (lanes - 1) * comb if self.chained_lanes else eceil(elog2(lanes)) * comb
-        return const(2 + self.rhs_latency) + path + self.accumulation_sym() * comb
+        return const(2 + self.rhs_latency) + eceil(elog2(lanes)) * comb + self.accumulation_sym() * comb
+
+    @property
+    def tree_lanes(self) -> bool:
+        """Whether the PE prints its lanes' combination as a balanced tree (floating point,
+        which the tool would otherwise build as the chain the C text describes); integer lanes
+        are printed as a running sum, which the tool rebalances and whose adds fuse into the
+        DSPs of the products they add."""
+        return self.output.array.is_float
 
     def accumulation_sym(self) -> Expr:
         """1 where the PE adds each value to its running sum, 0 where the running sum is a
@@ -251,12 +257,6 @@ class Ctx:
             if inner and (g.extent > t1_max or (not g.space and g.extent > t2_max)):
                 return const(1)
         return emax(const(0), *[where(lt(1, t), 1, 0) for t in trips])
-
-    @property
-    def chained_lanes(self) -> bool:
-        """Whether the lanes combine along a chain (floating point: no reassociation), not a
-        balanced tree (integers)."""
-        return self.output.array.is_float
 
     def drain_depth(self) -> int:
         """Read ``acc``, combine with the incoming partial sum, write: ``2 + L_add``."""

@@ -135,7 +135,7 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> De
 
 
 def _registers(h: ModuleHardware) -> list[RegisterJson]:
-    return [{"kind": r.kind, "bits_sym": _j(r.bits), "count_sym": _j(r.count), "cycles": r.cycles, "most": r.most}
+    return [{"kind": r.kind, "bits_sym": _j(r.bits), "count_sym": _j(r.count), "cycles": r.cycles}
             for r in h.registers]
 
 

@@ -45,7 +45,7 @@ from odyssey.mapping.space import Level
 #: 7: each module's symbolic instance count, operators and output FIFOs; every FIFO's symbolic width
 #: 8: the kernel clock the design was generated for (``clock_mhz``)
 #: 9: each operator's ``impl`` (``auto`` or ``fabric``); the design's ``lut_mul_percent``
-#: 10: each module's pipeline ``registers`` (kind, symbolic width and count, delay cycles)
+#: 10: each module's pipeline ``registers`` (kind, symbolic width and count, a hold's cycles)
 SchemaVersion = Literal[10]
 SCHEMA_VERSION: Final[SchemaVersion] = 10
 
@@ -58,7 +58,7 @@ OPERAND_ROLES: tuple[OperandRole, ...] = get_args(OperandRole)
 LaneOp = Literal["mul", "add", "sub", "neg"]
 LANE_OPS: tuple[LaneOp, ...] = get_args(LaneOp)
 OperatorImplJson = Literal["auto", "fabric", "fused"]
-RegisterKindJson = Literal["stage", "word", "result", "hold", "chain"]
+RegisterKindJson = Literal["stage", "word", "result", "hold"]
 ChannelKind = Literal["stream", "blocks"]
 PortDirection = Literal["read", "write"]
 
@@ -288,8 +288,7 @@ class RegisterJson(TypedDict):
     kind: RegisterKindJson
     bits_sym: ExprJson
     count_sym: ExprJson
-    cycles: int  # a hold's delay, a chain's step
-    most: int  # a chain's largest count at any legal tiling
+    cycles: int  # a hold's delay
 
 
 class StreamOutJson(TypedDict):

@@ -47,25 +47,19 @@ class OperatorUse:
 
 #: what a pipeline register holds: ``stage``, one enable bit per pipeline stage; ``word``, an
 #: operand word read from a stream; ``result``, a floating-point operator's result (the core's
-#: own registers are in its row); ``hold``, a value delayed ``cycles`` cycles; ``chain``, the
-#: delays ``cycles, 2 * cycles, ..., count * cycles`` of the lanes that wait along an adder
-#: chain (floating-point adds are not reassociated, UG1399 expression balancing)
-RegisterKind = Literal["stage", "word", "result", "hold", "chain"]
-REGISTER_KINDS: tuple[RegisterKind, ...] = ("stage", "word", "result", "hold", "chain")
+#: own registers are in its row); ``hold``, a value delayed ``cycles`` cycles
+RegisterKind = Literal["stage", "word", "result", "hold"]
 
 
 @dataclass(frozen=True, slots=True)
 class RegisterUse:
     """``count`` registers (or delay lines) of ``bits`` bits in one instance of a module, an
-    expression of the tiling; ``cycles`` is the delay of a ``hold`` and the step of a
-    ``chain``, ``most`` an upper bound of a chain's ``count`` at every legal tiling (its
-    pricing sums a term per multiple of the SRL depth up to it)."""
+    expression of the tiling; ``cycles`` is the delay of a ``hold``."""
 
     kind: RegisterKind
     bits: Expr
     count: Expr
     cycles: int = 0
-    most: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -280,10 +280,14 @@ def _lines(nodes: list[Node]) -> list[str]:
 
 
 def _recurrent_arrays(body: list[Node], memories: Mapping[str, Memory]) -> list[str]:
-    """Arrays (not DRAM ports) read and written in one iteration, through an operator."""
-    written, read = set(), set()
+    """Arrays (not DRAM ports) read and written in one iteration, through an operator; not
+    an array declared in the loop's body (a new one each iteration: nothing carries over)."""
+    written, read, local = set(), set(), set()
     for text in _lines(body):
         if text.startswith("#pragma"):
+            continue
+        if (decl := re.match(r"^(?:unsigned |signed )?[A-Za-z_]\w* (\w+)\[[^=]*\];$", text)) is not None:
+            local.add(decl.group(1))
             continue
         lhs = re.match(r"^(\w+)\[", text)
         if lhs is not None and "=" in text:
@@ -293,7 +297,7 @@ def _recurrent_arrays(body: list[Node], memories: Mapping[str, Memory]) -> list[
             rhs = text
         for m in _ACCESS.finditer(rhs):
             read.add(m.group(1))
-    return sorted(n for n in written & read if n in memories and memories[n].kind == "bram")
+    return sorted(n for n in (written & read) - local if n in memories and memories[n].kind == "bram")
 
 
 def _distance(nest: list[Node], env: Mapping[str, int], body: list[Node], name: str) -> int | None:

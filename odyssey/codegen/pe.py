@@ -40,7 +40,7 @@ from odyssey.codegen.hls_ast import (
     StreamWrite,
 )
 from odyssey.codegen.io_modules import stream_t
-from odyssey.expr import Expr, const, emax, floor_div, mul, sym, to_c
+from odyssey.expr import Expr, ceil_div, const, emax, floor_div, lt, mul, sym, to_c, where
 from odyssey.platforms import op_cost
 from odyssey.platforms.fabric import fabric_costs
 from odyssey.polyhedral.scop import BinOp, Neg, Num, ParamRef, Read, RExpr, ScalarRef, rexpr_ops
@@ -166,13 +166,13 @@ def pe_registers(ctx: Ctx, lanes: Expr, ops: tuple[OperatorUse, ...]) -> tuple[R
     ``pipeline``): an enable per stage (:meth:`Ctx.pe_depth_sym`); each operand word read;
     where the datapath is floating point, each operator's result, and the delay lines of the
     values that wait: the statement's operands that wait for a partial result
-    (:func:`rhs_schedule`, per lane) and lanes ``2 .. S-1``, whose products wait ``L_add,
-    2 L_add, ...`` for the chain of adds before them (lanes 0 and 1 start it). Integer adds
-    are rebalanced into a tree whose level registers their rows hold."""
+    (:func:`rhs_schedule`, per lane) and, in the lanes' tree (:func:`lane_tree`), the value
+    left over at each level of odd width, which waits one add (:func:`odd_levels`). Integer
+    adds are rebalanced by the tool into a tree whose level registers their rows hold."""
     out = [RegisterUse("stage", const(1), ctx.pe_depth_sym())]
     for x in ctx.inputs:
         out.append(RegisterUse("word", lanes * x.bits if x.simd else const(x.bits), const(1)))
-    if not ctx.chained_lanes:
+    if not ctx.tree_lanes:
         return tuple(out)
     bits = ctx.output.bits
     for u in ops:
@@ -186,8 +186,31 @@ def pe_registers(ctx: Ctx, lanes: Expr, ops: tuple[OperatorUse, ...]) -> tuple[R
     if simd is not None:
         most = next((p.upper for p in ctx.tiling.design.params if p.loop == simd and p.level == "simd"),
                     ctx.g(simd).extent)
-    out.append(RegisterUse("chain", const(bits), emax(0, lanes - 2), cycles=ctx.fadd_latency, most=max(0, most - 2)))
+    out.append(RegisterUse("hold", const(bits), odd_levels(lanes, most), cycles=ctx.fadd_latency))
     return tuple(out)
+
+
+def lane_tree(values: list[str], op: str) -> str:
+    """C text combining ``values`` in a balanced tree: each level pairs neighbours, and a
+    level of odd width carries its last value to the front of the next, where it meets a
+    fresh pair's result, having waited one operator (so every odd level delays one value by
+    exactly one operator's latency, :func:`odd_levels`)."""
+    level = list(values)
+    while len(level) > 1:
+        pairs = [f"({level[k]} {op} {level[k + 1]})" for k in range(0, len(level) - 1, 2)]
+        level = [level[-1], *pairs] if len(level) % 2 else pairs
+    return level[0]
+
+
+def odd_levels(lanes: Expr, most: int) -> Expr:
+    """The levels of :func:`lane_tree` over ``lanes`` values whose width is odd (and above 1):
+    ``sum_j [c_j > 1] (c_j mod 2)`` with ``c_j = ceil(lanes / 2^j)``, ``j`` below
+    ``ceil(log2 most)`` (``most``: the lanes' largest value at any legal tiling)."""
+    out: Expr = const(0)
+    for j in range(max(1, most - 1).bit_length()):
+        c = ceil_div(lanes, 2 ** j)
+        out = out + where(lt(1, c), c - 2 * floor_div(c, 2), 0)
+    return out
 
 
 def fabric_lanes(ctx: Ctx, lanes: Expr) -> Expr:
@@ -325,7 +348,11 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     else:
         update = Line(f"v = (ln == 0) ? (({guard}) ? p : ({octype})({_identity(op)})) "
                       f": (({guard}) ? {combined} : v)")
-    lane_loops = _lane_loops(ctx, simd_lanes, lane_vals, rhs, update, combined, guard)
+    lane_loops: tuple[Stmt, ...]
+    if ctx.tree_lanes:  # floating point: the products into registers, combined in a balanced tree
+        lane_loops = _lane_tree(ctx, simd_lanes, lane_vals, rhs, guard)
+    else:
+        lane_loops = (Decl(octype, "v"), *_lane_loops(ctx, simd_lanes, lane_vals, rhs, update, combined, guard))
     acc_vals = {n: ctx.local(n, "0") for n in ctx.parallel}
     first_parts = [f"t_{n} == 0" for n in ctx.inner_reduction if ctx.g(n).tiles > 1]
     first_parts += [f"x1_{n} == 0" for n in ctx.reduction if not ctx.g(n).space and ctx.g(n).outer > 1]
@@ -340,7 +367,7 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     store: Stmt = Line(f"acc[{idx}] = s")
     if last_parts:
         store = If(" && ".join(last_parts), (store,))
-    body: list[Stmt] = [*reads, Decl(octype, "v"), *lane_loops,
+    body: list[Stmt] = [*reads, *lane_loops,
                         Decl(octype, "s", init=f"({first}) ? v : ({octype})(sums[{idx}] {comb} v)"),
                         Line(f"sums[{idx}] = s"), store]
     loops = ctx.pe_loops()
@@ -373,6 +400,23 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     name = variant.compute_name()
     return Function(name, tuple(params), full, template=template, kind="pe",
                     comment=f"{name}: processing element (II={ii}).")
+
+
+def _lane_tree(ctx: Ctx, simd_lanes: int, lane_vals: list[Stmt], rhs: str, guard: str | None) -> tuple[Stmt, ...]:
+    """Floating-point lanes: each lane's value into ``pl[ln]`` (one register per lane: a
+    cyclic partition of factor ``S``; a lane outside the domain holds the reduction's
+    identity), then ``v`` the balanced tree of :func:`lane_tree`: ``ceil(log2 S)`` adds deep,
+    where the running sum the C text would describe is a chain of ``S - 1`` that Vitis does
+    not reassociate (UG1399, expression balancing). The sum's order differs from the loop
+    nest's as the tiles' does; C simulation compares within a tolerance."""
+    octype = ctx.output.ctype
+    comb = "*" if ctx.main.op == "*=" else "+"
+    store: Stmt = Line("pl[ln] = p") if guard is None else \
+        Line(f"pl[ln] = ({guard}) ? p : ({octype})({_identity(ctx.main.op)})")
+    return (Decl(octype, "pl", dims=(simd_lanes,)),
+            Pragma(f"HLS ARRAY_PARTITION variable=pl cyclic factor={simd_lanes} dim=1"),
+            For("ln", const(simd_lanes), (*lane_vals, Decl(octype, "p", init=f"({rhs})"), store), unroll=True),
+            Decl(octype, "v", init=lane_tree([f"pl[{k}]" for k in range(simd_lanes)], comb)))
 
 
 def _lane_loops(ctx: Ctx, simd_lanes: int, lane_vals: list[Stmt], rhs: str, update: Stmt, combined: str,

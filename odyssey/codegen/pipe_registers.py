@@ -10,13 +10,17 @@ memory reads are read when needed), and counts what ``fabric.json``'s ``pipeline
 * each operand word read from a stream (its item's bits);
 * each floating-point operator's result (the operators counted by the witness);
 * a delay line for each floating-point operand that waits for the other operand of its
-  operator (a product waiting for the chain of adds before it, the third factor of
-  ``(B * C) * D`` waiting for ``B * C``).
+  operator (a lane left over at a level of the lanes' tree waiting for the next level's
+  pair, the third factor of ``(B * C) * D`` waiting for ``B * C``).
+
+An array whose cyclic partition leaves one element per bank (the lanes' products, ``pl``) is
+registers: its elements are scheduled as values.
 
 Integer adds are rebalanced into trees by the tool (UG1399, expression balancing is on for
 integers): an integer value accumulated over the unrolled lanes (``v = v + p``) is ready
 ``ceil(log2 n) * L_add`` after the latest of its ``n`` leaves, and no integer operand is
-counted as waiting. Floating-point adds are not rebalanced, so the lanes' adds form a chain.
+counted as waiting. Floating-point adds are not rebalanced: the tree the code prints is the
+tree the hardware builds.
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ _FP = {"float": 32, "double": 64}
 _DECL = re.compile(r"^((?:unsigned |signed )?[A-Za-z_]\w*) (\w+)(?: = (.*))?;$")
 _ASSIGN = re.compile(r"^(\w+) = (.*);$")
 _READ = re.compile(r"^(\w+) (\w+) = (\w+)\.read\(\);$")
+_ARRAY = re.compile(r"^((?:unsigned |signed )?[A-Za-z_]\w*) (\w+)\[(\w+)\];$")
+_ELEM = re.compile(r"^(\w+)\[(.+)\] = (.*);$")
+_PART = re.compile(r"^\s*#pragma HLS ARRAY_PARTITION variable=(\w+) cyclic factor=(\w+) dim=1$", re.I)
 _CAST = re.compile(r"\((?:float|double|int|short|char|signed char|unsigned \w+|[\w ]+_t)\)")
 
 
@@ -66,9 +73,17 @@ def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, 
     """The schedule of the first pipelined loop of a function body (see the module docstring);
     ``env`` the defines and template values, ``types`` the widths of the ``ap_uint`` typedefs."""
     decls: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    factors: dict[str, int] = {}
     for line in body:
         if (m := _DECL.match(line.strip())) is not None:
             decls[m.group(2)] = m.group(1)
+        elif (m := _ARRAY.match(line.strip())) is not None:
+            decls[m.group(2)] = m.group(1)
+            sizes[m.group(2)] = c_eval(m.group(3), env)
+        elif (m := _PART.match(line)) is not None:
+            factors[m.group(1)] = c_eval(m.group(2), env)
+    registers = {a for a, n in sizes.items() if factors.get(a, 0) >= n}  # one element per bank
     loop = _pipelined(parse_body(body))
     out = PipeRegisters()
     if loop is None:
@@ -102,11 +117,17 @@ def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, 
             ready[m.group(2)] = 0
             out.word_bits += types.get(m.group(1)) or _FP.get(m.group(1), 0)
             return
-        m = _DECL.match(text) or _ASSIGN.match(text)
-        if m is None:
-            return
-        target, rhs = (m.group(2), m.group(3)) if m.re is _DECL else (m.group(1), m.group(2))
-        ttype = decls.get(target, "")
+        if (e := _ELEM.match(text)) is not None:
+            if e.group(1) not in registers:
+                return  # a memory write
+            target, rhs = f"{e.group(1)}[{c_eval(e.group(2), {**env, **lanes})}]", e.group(3)
+            ttype = decls[e.group(1)]
+        else:
+            m = _DECL.match(text) or _ASSIGN.match(text)
+            if m is None:
+                return
+            target, rhs = (m.group(2), m.group(3)) if m.re is _DECL else (m.group(1), m.group(2))
+            ttype = decls.get(target, "")
         if rhs is None or ttype not in _FP and ttype not in _INT_TYPES:
             return
         fp = ttype in _FP
@@ -118,7 +139,8 @@ def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, 
 
         waits: list[tuple[int, int]] = []
         accumulates = not fp and re.search(rf"\b{re.escape(target)}\b", _chosen(rhs, {**env, **lanes})) is not None
-        t = _sched(rhs, {**env, **lanes}, ready, decls, lat, waits, skip=target if accumulates else None)
+        t = _sched(rhs, {**env, **lanes}, ready, decls, lat, waits, skip=target if accumulates else None,
+                   registers=registers)
         if accumulates and t is not None:  # an integer lane sum: a balanced tree
             last, count = leaves.get(target, (ready.get(target, t), 1))
             last, count = max(last, t), count + 1
@@ -222,31 +244,33 @@ def _chosen(expr: str, env: dict[str, int]) -> str:
 
 
 def _sched(expr: str, env: dict[str, int], ready: dict[str, int], decls: dict[str, str],
-           lat: Callable[[str], int], waits: list[tuple[int, int]], skip: str | None = None) -> int | None:
+           lat: Callable[[str], int], waits: list[tuple[int, int]], skip: str | None = None,
+           registers: frozenset[str] | set[str] = frozenset()) -> int | None:
     """The cycle ``expr``'s value is ready (None: a constant, argument, counter or memory read,
     read when needed), appending ``(bits, cycles)`` for each operand that waits for the other
-    operand of its operator; ``skip`` is a variable left out (an integer lane sum's own)."""
+    operand of its operator; ``skip`` is a variable left out (an integer lane sum's own);
+    ``registers`` the arrays whose elements are values (:func:`pipe_registers`)."""
     e = _strip(expr)
     t = _ternary(e)
     if t is not None:
         value = _constant(t[0], env)
         if value is not None:
-            return _sched(t[1] if value else t[2], env, ready, decls, lat, waits, skip)
-        ts = [x for x in (_sched(b, env, ready, decls, lat, waits, skip) for b in t[1:]) if x is not None]
+            return _sched(t[1] if value else t[2], env, ready, decls, lat, waits, skip, registers)
+        ts = [x for x in (_sched(b, env, ready, decls, lat, waits, skip, registers) for b in t[1:]) if x is not None]
         return max(ts, default=None)
     for chars in ("+-", "*"):
         parts = _top(e, chars)
         if len(parts) > 1:
-            cur = _sched(parts[0][1], env, ready, decls, lat, waits, skip)
+            cur = _sched(parts[0][1], env, ready, decls, lat, waits, skip, registers)
             cur_bits = _bits(parts[0][1], decls)
             absorbed = _strip(parts[0][1]) == skip  # the lane sum's own add: its tree's
             for op, operand in parts[1:]:
                 if absorbed or _strip(operand) == skip:
                     absorbed = False
                     if _strip(operand) != skip:
-                        cur = _sched(operand, env, ready, decls, lat, waits, skip)
+                        cur = _sched(operand, env, ready, decls, lat, waits, skip, registers)
                     continue
-                nxt = _sched(operand, env, ready, decls, lat, waits, skip)
+                nxt = _sched(operand, env, ready, decls, lat, waits, skip, registers)
                 if cur is None or nxt is None:
                     cur = nxt if cur is None else cur
                 else:
@@ -261,7 +285,9 @@ def _sched(expr: str, env: dict[str, int], ready: dict[str, int], decls: dict[st
             return cur
     if re.fullmatch(r"\w+", e):
         return None if e == skip else ready.get(e)
-    if "[" in e and re.fullmatch(r"\w+\[.*\]", e):
+    if (a := re.fullmatch(r"(\w+)\[(.*)\]", e)) is not None:
+        if a.group(1) in registers:
+            return ready.get(f"{a.group(1)}[{c_eval(a.group(2), env)}]")
         return None  # a memory read, issued when its value is needed
     names = [n for n in re.findall(r"\b[A-Za-z_]\w*\b", e) if n in ready and n != skip]
     return max((ready[n] for n in names), default=None)  # a call or slice of data values

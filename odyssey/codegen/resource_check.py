@@ -407,9 +407,14 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
                 u.add(_fifo(_width(streams[arg], types), depth.get(arg, 2), impl.get(arg), costs))
         bound = {m.group(2): (m.group(3) or "") for ln in f.body if (m := _PRAGMA_VAR.match(ln)) is not None
                  and m.group(1).upper() == "BIND_STORAGE"}
+        cyclic = {m.group(2): int(pm.group(1)) for ln in f.body if (m := _PRAGMA_VAR.match(ln)) is not None
+                  and m.group(1).upper() == "ARRAY_PARTITION"
+                  and (pm := re.search(r"cyclic factor=(\d+) dim=1\b", m.group(3))) is not None}
         for line in f.body:  # the module's own arrays, in the storage their binding names
             if (am := re.match(r"^\s*([\w ]+?) (\w+)\[(.+)\];$", line.strip())) is not None:
                 dims = tuple(c_eval(x, fenv) for x in re.findall(r"\[([^\]]+)\]", "[" + am.group(3) + "]"))
+                if len(dims) == 1 and cyclic.get(am.group(2), 0) >= dims[0]:
+                    continue  # one element per bank: registers (a PE's lanes, counted as results)
                 im = re.search(r"impl=(\w+)", bound.get(am.group(2), ""))
                 out.memories.add(_memory(_width(am.group(1), types), dims, {}, 1, costs,
                                          impl=im.group(1).lower() if im else None))

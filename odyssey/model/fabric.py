@@ -54,7 +54,6 @@ from odyssey.expr import (
     elog2,
     emax,
     from_json,
-    lt,
     mul,
     substitute,
     where,
@@ -150,35 +149,21 @@ def operator_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts)
 
 def register_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts) -> Usage:
     """The pipeline registers of one instance of ``m`` outside its operator cores
-    (``fabric.json``, ``pipeline``): enables, operand words, floating-point results, delay
-    lines. A ``chain`` of ``n`` lanes delayed ``s, 2s, ..., n s`` cycles costs ``sum_m``
-    of a delay of ``m s`` cycles; its LUTs, ``W * sum_m ceil(m s / D)`` (``D`` stages per SRL
-    LUT), are ``W * sum_j max(0, n - max(k0, floor(D (j - 1) / s)))`` over ``j = 1 ..
-    ceil(most * s / D)`` (the lanes ``m > D (j - 1) / s`` each take a ``j``-th LUT; ``k0``
-    lanes are plain registers), exact at every tiling."""
+    (``fabric.json``, ``pipeline``): enables, operand words, floating-point results and
+    delay lines (:class:`~odyssey.codegen.hardware.RegisterUse`)."""
     pc = costs.pipeline
     out = Usage()
     for r in m.get("registers", []):
         bits, n = _e(r["bits_sym"], subst), _e(r["count_sym"], subst)
-        kind, cyc = r["kind"], int(r["cycles"])
-        if kind == "stage":
+        if r["kind"] == "stage":
             out = out + Usage(ff=n * pc.stage_ff)
-        elif kind == "word":
+        elif r["kind"] == "word":
             out = out + Usage(ff=n * bits * pc.word_ff_per_bit)
-        elif kind == "result":
+        elif r["kind"] == "result":
             out = out + Usage(ff=n * bits * pc.result_ff_per_bit)
-        elif kind == "hold":
-            one = _delay(bits, cyc, pc)
+        else:  # hold
+            one = _delay(bits, int(r["cycles"]), pc)
             out = out + Usage(lut=one.lut * n, ff=one.ff * n)
-        else:  # chain
-            k0 = min(-(-pc.srl_min_delay // cyc) - 1, int(r["most"])) if cyc > 0 else 0
-            ff: Expr = bits * pc.delay_ff_per_bit * emax(0, n - k0)
-            for k in range(1, k0 + 1):  # the first lanes' short delays: plain registers
-                ff = ff + where(lt(n, k), 0, bits * (k * cyc))
-            luts: Expr = const(0)
-            for j in range(1, -(-int(r["most"]) * cyc // pc.srl_depth_per_lut) + 1):
-                luts = luts + emax(0, n - max(k0, pc.srl_depth_per_lut * (j - 1) // cyc))
-            out = out + Usage(lut=bits * luts, ff=ff)
     return out
 
 

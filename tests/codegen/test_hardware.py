@@ -73,11 +73,12 @@ def _kernel(design: str, tiling: dict[str, int], kernel: str = "mm.c", **sizes: 
 
 
 def test_lanes_combine_from_the_first_product_and_drains_add_no_zero() -> None:
-    """The printed PE starts its lane sum from lane 0's product and an output without a chain
-    drains its accumulator as it is: no `0 + x` is left for Vitis to keep."""
+    """The printed PE combines its lanes' products in a tree of S - 1 adds (no zero to start
+    from) and an output without a chain drains its accumulator as it is: no `0 + x` is left
+    for Vitis to keep."""
     cpp = _kernel("ij-ij.k", {"T_i1": 4, "T_j1": 4, "T_k1": 4, "T_i2": 2, "T_j2": 2, "T_k2": 4},
                   I="8", J="8", K="8")
-    assert "float v = 0" not in cpp and "v = (ln == 0) ? p : (float)(v + p)" in cpp
+    assert "float v = 0" not in cpp and "float v = ((pl[0] + pl[1]) + (pl[2] + pl[3]));" in cpp
     assert "base" not in cpp
     ks = space_of("mm.c", I="8", J="8", K="8")
     ir = _build(ks, ks.design("ij-ij.k"), {"T_i1": 4, "T_j1": 4, "T_k1": 4, "T_i2": 2, "T_j2": 2, "T_k2": 4},

@@ -1,7 +1,7 @@
 """The model against closed forms derived by hand from the architecture (docs/model.md).
 
 MM ``C[i][j] += A[i][k] * B[k][j]`` in fp32 (MAC = 5 DSP, add latency 8, mul 4, I/O loop
-depth 3, PE depth ``2 + 4 + (S - 1)*8 + 8`` (the fp32 lanes' chain of adds), drain loop depth ``2 + 8``, DRAM burst
+depth 3, PE depth ``2 + 4 + ceil(log2 S)*8 + acc*8`` (the lanes' adder tree; ``acc`` where the PE accumulates), drain loop depth ``2 + 8``, DRAM burst
 overhead 20 cycles per run). Notation: ``ti = ceil(I/T_i1)`` (likewise tj, tk),
 ``Pi = T_i1/T_i2``, ``Pj = T_j1/T_j2``, ``S = T_k2``, ``n`` PE iterations per tile,
 ``acc`` accumulator elements per PE.
@@ -79,9 +79,9 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
     n = (t["T_k1"] // s) * t["T_i2"] * t["T_j2"]
     ii = max(1, ceil(8 / (t["T_i2"] * t["T_j2"]))) if t["T_k1"] // s > 1 else 1
     on_chip = order == "ij-ij.k"
-    # the fp32 lanes' chain of adds, and the running sum's add where the PE accumulates (its
-    # k.1 loop, or ij-ij.k's k tile loop inside the accumulator's lock, iterates)
-    depth = 2 + 4 + (s - 1) * 8 + 8 * (t["T_k1"] // s > 1 or (on_chip and tk > 1))
+    # the lanes' adder tree, and the running sum's add where the PE accumulates (its k.1 loop,
+    # or ij-ij.k's k tile loop inside the accumulator's lock, iterates)
+    depth = 2 + 4 + (s - 1).bit_length() * 8 + 8 * (t["T_k1"] // s > 1 or (on_chip and tk > 1))
     tile = pipe(n, ii, depth)
     acc = t["T_i2"] * t["T_j2"]
     visits_c = ti * tj if on_chip else tiles // passes  # output visits in one pass
@@ -209,7 +209,7 @@ def test_mm_1d_dsp_bram_latency() -> None:
     """Dataflow [i], <[i,j],k>, I=J=K=256, T_i1=32, T_j1=64, T_k1=256, T_i2=8, T_j2=4, S=4:
     Pi = 4 PEs, DSP = 4*4*5 = 80.
     PE loops: j.1 (16), k.1 (64), i.2 (8), j.2 (4): n = 32768, II = 1 (8*4 >= 8),
-    depth 2+4+3*8+8 = 38, tile = 32767 + 38 = 32805, tiles = 8*4*1 = 32 (k has one tile, so
+    depth 2+4+2*8+8 = 30, tile = 32767 + 30 = 32797, tiles = 8*4*1 = 32 (k has one tile, so
     each tile is one visit of the C tile).
     acc = T_i2*T_j1 = 512 per PE, drained one element per cycle (packed into words of 16):
     drain loop 511 + 10 = 521, visits_C = 8*4 = 32.
@@ -232,7 +232,7 @@ def test_mm_1d_dsp_bram_latency() -> None:
     assert r["bram18k"] == 294
     assert r["bram:A_block"] == 128 and r["bram:B_block"] == 64 and r["bram:acc"] == 8
     assert r["bram:acc_running"] == 4
-    assert r["module:PE"] == 32 * 32805
+    assert r["module:PE"] == 32 * 32797
     assert r["module:PE_drain"] == 32 * 521
     assert r["pe_ii"] == 1
 

@@ -73,7 +73,7 @@ def _edit(src: Path, dst: Path, old: str, new: str, count: int = -1) -> Path:
 
 def test_a_zero_based_lane_sum_put_back_is_caught(tmp_path: Path) -> None:
     d = _design(tmp_path, *CASES[0])
-    bad = _edit(d, tmp_path / "bad", "v = (ln == 0) ? p : (float)(v + p)", "v = (float)(v + p)")
+    bad = _edit(d, tmp_path / "bad", "float v = ((pl[0] + pl[1])", "float v = ((0.0f + (pl[0] + pl[1]))")
     w, _, disagree = compare(bad, PLAT)
     assert {(x.where, x.resource) for x in disagree} >= {("PE", "dsp"), ("total", "dsp")}
     pe = next(x for x in disagree if x.where == "PE" and x.resource == "dsp")
