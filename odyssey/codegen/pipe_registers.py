@@ -30,11 +30,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from odyssey.codegen.c_text import FP_BITS, INT_BITS, closing, constant, ternary
 from odyssey.codegen.ii_check import Node, c_eval, parse_body
 from odyssey.platforms import default_op_costs
 from odyssey.platforms.fabric import FabricCosts
 
-_FP = {"float": 32, "double": 64}
+_FP, _INT_TYPES = FP_BITS, INT_BITS
 _DECL = re.compile(r"^((?:unsigned |signed )?[A-Za-z_]\w*) (\w+)(?: = (.*))?;$")
 _ASSIGN = re.compile(r"^(\w+) = (.*);$")
 _READ = re.compile(r"^(\w+) (\w+) = (\w+)\.read\(\);$")
@@ -158,11 +159,6 @@ def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, 
     return out
 
 
-_INT_TYPES = {"int": 32, "unsigned": 32, "unsigned int": 32, "int32_t": 32, "uint32_t": 32, "short": 16,
-              "unsigned short": 16, "int16_t": 16, "uint16_t": 16, "char": 8, "signed char": 8,
-              "unsigned char": 8, "int8_t": 8, "uint8_t": 8}
-
-
 def _pipelined(nodes: list[Node]) -> Node | None:
     for n in nodes:
         if n.kind == "for" and any(c.kind == "line" and c.text.upper().startswith("#PRAGMA HLS PIPELINE")
@@ -176,18 +172,9 @@ def _pipelined(nodes: list[Node]) -> Node | None:
 
 def _strip(expr: str) -> str:
     e = _CAST.sub("", expr).strip()
-    while e.startswith("(") and _closing(e, 0) == len(e) - 1:
+    while e.startswith("(") and closing(e, 0) == len(e) - 1:
         e = e[1:-1].strip()
     return e
-
-
-def _closing(expr: str, k: int) -> int:
-    depth = 0
-    for j in range(k, len(expr)):
-        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(expr[j], 0)
-        if depth == 0:
-            return j
-    return -1
 
 
 def _top(expr: str, chars: str) -> list[tuple[str, str]]:
@@ -206,38 +193,14 @@ def _top(expr: str, chars: str) -> list[tuple[str, str]]:
     return parts
 
 
-def _ternary(expr: str) -> tuple[str, str, str] | None:
-    depth, q = 0, -1
-    for k, ch in enumerate(expr):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "?" and depth == 0 and q < 0:
-            q = k
-        elif ch == ":" and depth == 0 and q >= 0:
-            return expr[:q].strip(), expr[q + 1:k].strip(), expr[k + 1:].strip()
-    return None
-
-
-def _constant(cond: str, env: dict[str, int]) -> bool | None:
-    c = _strip(cond)
-    if c in ("true", "false"):
-        return c == "true"
-    m = re.fullmatch(r"(\w+) == (\w+)", c)
-    if m is not None:
-        try:
-            return c_eval(m.group(1), env) == c_eval(m.group(2), env)
-        except (KeyError, ValueError):
-            return None
-    return None
-
-
 def _chosen(expr: str, env: dict[str, int]) -> str:
     """``expr`` with each ternary whose condition is constant under ``env`` replaced by the
     branch taken (the text the hardware computes)."""
     e = _strip(expr)
-    t = _ternary(e)
+    t = ternary(e)
     if t is None:
         return e
-    value = _constant(t[0], env)
+    value = constant(t[0], env)
     if value is None:
         return f"{_chosen(t[1], env)} ? {_chosen(t[2], env)}"
     return _chosen(t[1] if value else t[2], env)
@@ -251,9 +214,9 @@ def _sched(expr: str, env: dict[str, int], ready: dict[str, int], decls: dict[st
     operand of its operator; ``skip`` is a variable left out (an integer lane sum's own);
     ``registers`` the arrays whose elements are values (:func:`pipe_registers`)."""
     e = _strip(expr)
-    t = _ternary(e)
+    t = ternary(e)
     if t is not None:
-        value = _constant(t[0], env)
+        value = constant(t[0], env)
         if value is not None:
             return _sched(t[1] if value else t[2], env, ready, decls, lat, waits, skip, registers)
         ts = [x for x in (_sched(b, env, ready, decls, lat, waits, skip, registers) for b in t[1:]) if x is not None]

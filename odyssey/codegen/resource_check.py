@@ -40,6 +40,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from odyssey.codegen.c_text import FP_BITS, INT_BITS, closing, constant, ternary
 from odyssey.codegen.ii_check import Node, c_eval, parse_body
 from odyssey.codegen.pipe_registers import is_pe, pipe_registers
 from odyssey.codegen.static_check import _CALL, _STREAM_DECL, CFunction, parse_functions
@@ -47,10 +48,7 @@ from odyssey.errors import OdysseyError
 from odyssey.platforms import default_op_costs
 from odyssey.platforms.fabric import FabricCosts, fabric_costs
 
-_FP = {"float": 32, "double": 64}
-_INT = {"int": 32, "unsigned": 32, "unsigned int": 32, "int32_t": 32, "uint32_t": 32, "short": 16,
-        "unsigned short": 16, "int16_t": 16, "uint16_t": 16, "char": 8, "signed char": 8,
-        "unsigned char": 8, "int8_t": 8, "uint8_t": 8}
+_FP, _INT = FP_BITS, INT_BITS
 _DTYPE = {32: "int32", 16: "int16", 8: "int8"}
 _DECL = re.compile(r"^((?:unsigned |signed )?[A-Za-z_]\w*) (\w+)(?:\[.*\])?(?: = (.*))?;$")
 _ASSIGN = re.compile(r"^(\w+)(?:\[.*\])? = (.*);$")
@@ -133,28 +131,16 @@ def _strip_calls(expr: str) -> str:
     return "".join(out)
 
 
-def _ternary(expr: str) -> tuple[str, str, str] | None:
-    """``(cond, then, orelse)`` of a top-level ``cond ? a : b``."""
-    depth, q = 0, -1
-    for k, ch in enumerate(expr):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "?" and depth == 0 and q < 0:
-            q = k
-        elif ch == ":" and depth == 0 and q >= 0:
-            return expr[:q].strip(), expr[q + 1:k].strip(), expr[k + 1:].strip()
-    return None
-
-
 def _ops(expr: str, env: dict[str, int]) -> Counter[str]:
     """Binary ``+ - *`` of ``expr``, keeping only the branch taken where a ternary's condition
     is constant under ``env`` (the unrolled loops' values, the defines)."""
     expr = expr.strip()
-    while expr.startswith("(") and _closing(expr, 0) == len(expr) - 1:
+    while expr.startswith("(") and closing(expr, 0) == len(expr) - 1:
         expr = expr[1:-1].strip()
-    t = _ternary(expr)
+    t = ternary(expr)
     if t is not None:
         cond, a, b = t
-        value = _constant(cond, env)
+        value = constant(cond, env)
         if value is None:
             return _ops(a, env) + _ops(b, env)
         return _ops(a if value else b, env)
@@ -168,30 +154,6 @@ def _ops(expr: str, env: dict[str, int]) -> Counter[str]:
         if not ch.isspace():
             prev = ch
     return out
-
-
-def _closing(expr: str, k: int) -> int:
-    depth = 0
-    for j in range(k, len(expr)):
-        depth += {"(": 1, ")": -1}.get(expr[j], 0)
-        if depth == 0:
-            return j
-    return -1
-
-
-def _constant(cond: str, env: dict[str, int]) -> bool | None:
-    c = cond.strip()
-    while c.startswith("(") and _closing(c, 0) == len(c) - 1:
-        c = c[1:-1].strip()
-    if c in ("true", "false"):
-        return c == "true"
-    m = re.fullmatch(r"(\w+) == (\w+)", c)
-    if m is not None:
-        try:
-            return c_eval(m.group(1), env) == c_eval(m.group(2), env)
-        except (KeyError, ValueError):
-            return None
-    return None
 
 
 def _width(ctype: str, types: dict[str, int]) -> int:
@@ -263,10 +225,10 @@ def _function_ops(f: CFunction, env: dict[str, int]) -> dict[tuple[str, str], in
 def _is_product(expr: str) -> bool:
     """Whether ``expr`` is a product alone: a top-level ``*`` and no other operator."""
     e = re.sub(r"\((?:float|double|[\w ]+_t|int|short|char|signed char|unsigned \w+)\)", "", expr.strip())
-    while e.startswith("(") and _closing(e, 0) == len(e) - 1:
+    while e.startswith("(") and closing(e, 0) == len(e) - 1:
         e = e[1:-1].strip()
     ops = _ops(e, {})
-    return ops.get("mul", 0) >= 1 and not ops.get("add", 0) and not ops.get("sub", 0) and _ternary(e) is None
+    return ops.get("mul", 0) >= 1 and not ops.get("add", 0) and not ops.get("sub", 0) and ternary(e) is None
 
 
 def _lane_values(unrolled: list[tuple[str, int]]) -> list[dict[str, int]]:

@@ -1,0 +1,57 @@
+"""Reading expressions of printed C++ (the static checks' witnesses): matching brackets,
+top-level ternaries, conditions that are constant once known values are substituted, and the
+widths of the C scalar types the generator prints."""
+
+from __future__ import annotations
+
+import re
+
+from odyssey.codegen.ii_check import c_eval
+
+FP_BITS = {"float": 32, "double": 64}
+INT_BITS = {"int": 32, "unsigned": 32, "unsigned int": 32, "int32_t": 32, "uint32_t": 32, "short": 16,
+            "unsigned short": 16, "int16_t": 16, "uint16_t": 16, "char": 8, "signed char": 8,
+            "unsigned char": 8, "int8_t": 8, "uint8_t": 8}
+
+
+def closing(expr: str, k: int) -> int:
+    """Index of the bracket closing the one at ``k`` (parentheses and square brackets), -1
+    when it is not closed."""
+    depth = 0
+    for j in range(k, len(expr)):
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(expr[j], 0)
+        if depth == 0:
+            return j
+    return -1
+
+
+def ternary(expr: str) -> tuple[str, str, str] | None:
+    """``(cond, then, orelse)`` of a top-level ``cond ? a : b``."""
+    depth, q = 0, -1
+    for k, ch in enumerate(expr):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "?" and depth == 0 and q < 0:
+            q = k
+        elif ch == ":" and depth == 0 and q >= 0:
+            return expr[:q].strip(), expr[q + 1:k].strip(), expr[k + 1:].strip()
+    return None
+
+
+def constant(cond: str, env: dict[str, int]) -> bool | None:
+    """The value of condition ``cond`` (``true``, ``false``, ``a == b``) under ``env`` (the
+    unrolled loops' values, the defines), None where it is not constant."""
+    c = cond.strip()
+    while c.startswith("(") and closing(c, 0) == len(c) - 1:
+        c = c[1:-1].strip()
+    if c in ("true", "false"):
+        return c == "true"
+    m = re.fullmatch(r"(\w+) == (\w+)", c)
+    if m is not None:
+        try:
+            return c_eval(m.group(1), env) == c_eval(m.group(2), env)
+        except (KeyError, ValueError):
+            return None
+    return None
+
+
+__all__ = ["FP_BITS", "INT_BITS", "closing", "constant", "ternary"]
