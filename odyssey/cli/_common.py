@@ -183,6 +183,25 @@ def with_lut_variants(ks: Any, designs: Any, percents: tuple[int, ...] | None) -
     return tuple(d if p == 0 else ks.design(f"{d.id}+lut{p}") for d in designs for p in percents)
 
 
+WORD_DRAIN_HELP = ("also try `ID+wd` (PE drains that move a word per cycle) for each design whose output "
+                   "is accumulated in its PEs with no chain through them, where the default drains "
+                   "stream one element per cycle (`generate --design ID+wd`)")
+
+
+def with_word_drain(designs: Any, ks: Any, on: bool) -> tuple[Any, ...]:
+    """``designs`` and, when ``on``, after each one whose output has no chain through the PEs
+    and stays on chip (the designs whose PE drains stream one element per cycle by default;
+    a kernel whose output starts from DRAM reads partial sums and moves words anyway), its
+    ``ID+wd`` variant."""
+    out: list[Any] = []
+    for d in designs:
+        out.append(d)
+        out_op = next(o for o in d.operands if o.role == "output")
+        if on and not d.word_drain and out_op.chain_loop is None and d.output_accumulation == "on_chip":
+            out.append(ks.design(f"{d.id}+wd"))
+    return tuple(out)
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

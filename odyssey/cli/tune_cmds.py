@@ -13,6 +13,7 @@ from odyssey.cli._common import (
     LUT_MUL_HELP,
     PLATFORM_HELP,
     SEED_HELP,
+    WORD_DRAIN_HELP,
     ProgressLine,
     add_clock,
     defines,
@@ -24,6 +25,7 @@ from odyssey.cli._common import (
     share,
     table,
     with_lut_variants,
+    with_word_drain,
 )
 from odyssey.cli._engine import add_engine_options, engine_from, tune_designs
 from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
@@ -131,7 +133,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     scop = load_scop(args.kernel, defines(args.define))
     ks = analyse(scop, max_dim=2 if args.design == "all" else 3)
     designs = ks.designs if args.design == "all" else (ks.design(args.design),)
-    designs = with_lut_variants(ks, designs, args.lut_mul)
+    designs = with_word_drain(with_lut_variants(ks, designs, args.lut_mul), ks, args.word_drain)
     platform = at_clock(load_platform(args.platform), args.clock)
     line = ProgressLine()
     records: list[dict[str, Any]] = []
@@ -220,6 +222,9 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
         return run_optimum_all(args)
     if engine_from(args).distributed:
         raise OdysseyError("--workers and --scheduler apply to --design all")
+    if args.word_drain:
+        raise OdysseyError("--word-drain applies to --design all (one optimum per variant); for one "
+                           "design write ID+wd")
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
@@ -298,6 +303,7 @@ def register(sub: Any) -> None:
                    "the design's SIMD lanes along reduction loop LOOP; ID+lutP, ID+wd as for "
                    "`generate`")
     t.add_argument("--lut-mul", type=lut_percents, metavar="P,P,...", help=LUT_MUL_HELP)
+    t.add_argument("--word-drain", action="store_true", help=WORD_DRAIN_HELP)
     t.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="search time per design (default 5 when --samples is not given)")
     t.add_argument("--samples", type=positive_int, metavar="N",
@@ -335,6 +341,7 @@ def register(sub: Any) -> None:
                         "the paper's space (arrays of at most two dimensions)")
     o.add_argument("--platform", default=DEFAULT_PLATFORM, help=PLATFORM_HELP)
     o.add_argument("--lut-mul", type=lut_percents, metavar="P,P,...", help=LUT_MUL_HELP)
+    o.add_argument("--word-drain", action="store_true", help=WORD_DRAIN_HELP + "; with --design all")
     add_clock(o)
     o.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="stop after SECONDS with the best tiling found and the remaining gap "

@@ -427,6 +427,21 @@ def test_lut_mul_tries_each_design_with_its_multipliers_in_luts() -> None:
     assert worse.code == 2 and "a percent is 0-100" in worse.err
 
 
+def test_word_drain_adds_the_designs_whose_drains_stream_elements() -> None:
+    """`tune --design all --word-drain`: `ID+wd` beside each design whose output stays in its
+    PEs with no chain through them (MM: `i-ij.k`, `j-ij.k`, `ij-ij.k`), not beside those whose
+    partial sums move (chains along `k`, passes that read them back); `optimum` takes it with
+    `--design all` only."""
+    o = run(["tune", "mm", *SMALL, "--design", "all", "--word-drain", "--samples", "10", "--method", "random",
+             "--json", "-"])
+    assert o.code == 0, o.describe()
+    ids = [r["design"] for r in json.loads(o.out)["designs"]]
+    assert [d for d in ids if d.endswith("+wd")] == ["i-ij.k+wd", "j-ij.k+wd", "ij-ij.k+wd"]
+    assert len(ids) == 18 + 3
+    one = run(["optimum", "mm", *SMALL, "--design", "i-ij.k", "--word-drain"])
+    assert one.code == 2 and "write ID+wd" in one.err, one.describe()
+
+
 def test_a_clock_beyond_10_ghz_is_an_error(tmp_path: Path) -> None:
     """A platform file's clock_mhz of 1e308 made `pareto`'s plot fail (an internal
     OverflowError; the CLI fuzzer at 1,000 command lines, seed 20); `--clock` is bounded too."""
