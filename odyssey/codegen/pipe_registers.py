@@ -194,8 +194,9 @@ def _top(expr: str, chars: str) -> list[tuple[str, str]]:
 
 
 def _chosen(expr: str, env: dict[str, int]) -> str:
-    """``expr`` with each ternary whose condition is constant under ``env`` replaced by the
-    branch taken (the text the hardware computes)."""
+    """The text of ``expr`` that the hardware computes: a ternary whose condition is constant
+    under ``env`` replaced by the branch taken, both branches of one that is not (joined by
+    ``?``: the text is searched for names, not evaluated)."""
     e = _strip(expr)
     t = ternary(e)
     if t is None:
