@@ -101,12 +101,12 @@ def variant_count(ctx: Ctx, variant: PEVariant, *, drain: bool = False) -> Expr:
                  for s in ctx.tiling.design.space_loops])
 
 
-def _types(ctx: Ctx) -> tuple[str, str]:
-    """(multiply type, other operators' type): a multiply works at its widest operand's width
+def operand_types(operands: tuple[OperandGeom, ...]) -> tuple[str, str]:
+    """(multiply type, other operators' type): a multiply works at its widest input's width
     (``short * short`` is a 16-bit multiply though C promotes it to int); adds at the output's."""
-    out_t = ctx.output.ctype
-    mul_t = max(ctx.inputs, key=lambda o: o.bits).ctype if ctx.inputs else out_t
-    return mul_t, out_t
+    ins = [o for o in operands if o.role == "input"]
+    out_t = next(o.ctype for o in operands if o.role == "output")
+    return (max(ins, key=lambda o: o.bits).ctype if ins else out_t), out_t
 
 
 def _combine_kind(op: str) -> OperatorKind:
@@ -125,10 +125,8 @@ def pe_operators(ctx: Ctx, lanes: Expr) -> tuple[OperatorUse, ...]:
 def operator_latency(operands: tuple[OperandGeom, ...]) -> Callable[[str], int]:
     """Cycles of a statement operator (``mul``, ``add``, ``sub``; ``neg`` is a sign flip, 0)
     at the platform table's latency: a multiply at its widest input's type, the rest at the
-    output's (as :func:`_types`)."""
-    ins = [o for o in operands if o.role == "input"]
-    out_t = next(o.ctype for o in operands if o.role == "output")
-    mul_t = max(ins, key=lambda o: o.bits).ctype if ins else out_t
+    output's (:func:`operand_types`)."""
+    mul_t, out_t = operand_types(operands)
 
     def lat(op: str) -> int:
         if op == "neg":
@@ -221,7 +219,7 @@ def fabric_lanes(ctx: Ctx, lanes: Expr) -> Expr:
 
 
 def _uses(ctx: Ctx, lanes: Expr, comb: OperatorKind, accumulates: Expr) -> tuple[OperatorUse, ...]:
-    mul_t, out_t = _types(ctx)
+    mul_t, out_t = operand_types(ctx.operands)
     uses: dict[tuple[OperatorKind, str, OperatorImpl], Expr] = {}
 
     def add(kind: OperatorKind, count: Expr, impl: OperatorImpl = "auto") -> None:

@@ -30,19 +30,26 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from odyssey.codegen.c_text import FP_BITS, INT_BITS, closing, constant, ternary
-from odyssey.codegen.ii_check import Node, c_eval, parse_body
+from odyssey.codegen.c_text import (
+    CAST,
+    FP_BITS,
+    INT_BITS,
+    closing,
+    constant,
+    operand_type,
+    register_arrays,
+    ternary,
+    unrolled,
+)
+from odyssey.codegen.ii_check import Node, c_eval, parse_body, pipelined_loops
 from odyssey.platforms import default_op_costs
 from odyssey.platforms.fabric import FabricCosts
 
-_FP, _INT_TYPES = FP_BITS, INT_BITS
 _DECL = re.compile(r"^((?:unsigned |signed )?[A-Za-z_]\w*) (\w+)(?: = (.*))?;$")
 _ASSIGN = re.compile(r"^(\w+) = (.*);$")
 _READ = re.compile(r"^(\w+) (\w+) = (\w+)\.read\(\);$")
-_ARRAY = re.compile(r"^((?:unsigned |signed )?[A-Za-z_]\w*) (\w+)\[(\w+)\];$")
+_ARRAY = re.compile(r"^((?:unsigned |signed )?[A-Za-z_]\w*) (\w+)\[\w+\];$")
 _ELEM = re.compile(r"^(\w+)\[(.+)\] = (.*);$")
-_PART = re.compile(r"^\s*#pragma HLS ARRAY_PARTITION variable=(\w+) cyclic factor=(\w+) dim=1$", re.I)
-_CAST = re.compile(r"\((?:float|double|int|short|char|signed char|unsigned \w+|[\w ]+_t)\)")
 
 
 @dataclass
@@ -74,21 +81,15 @@ def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, 
     """The schedule of the first pipelined loop of a function body (see the module docstring);
     ``env`` the defines and template values, ``types`` the widths of the ``ap_uint`` typedefs."""
     decls: dict[str, str] = {}
-    sizes: dict[str, int] = {}
-    factors: dict[str, int] = {}
     for line in body:
-        if (m := _DECL.match(line.strip())) is not None:
+        if (m := _DECL.match(line.strip()) or _ARRAY.match(line.strip())) is not None:
             decls[m.group(2)] = m.group(1)
-        elif (m := _ARRAY.match(line.strip())) is not None:
-            decls[m.group(2)] = m.group(1)
-            sizes[m.group(2)] = c_eval(m.group(3), env)
-        elif (m := _PART.match(line)) is not None:
-            factors[m.group(1)] = c_eval(m.group(2), env)
-    registers = {a for a, n in sizes.items() if factors.get(a, 0) >= n}  # one element per bank
-    loop = _pipelined(parse_body(body))
+    registers = register_arrays(body, env)
+    loops = pipelined_loops(parse_body(body))
     out = PipeRegisters()
-    if loop is None:
+    if not loops:
         return out
+    loop = loops[0][1]
     table = default_op_costs()
     aliases = dict(table.aliases)
 
@@ -101,8 +102,7 @@ def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, 
     def run(nodes: list[Node], lanes: dict[str, int]) -> None:
         for n in nodes:
             if n.kind == "for":
-                unrolled = any(c.kind == "line" and c.text.upper().startswith("#PRAGMA HLS UNROLL") for c in n.body)
-                if unrolled:
+                if unrolled(n):
                     for v in range(c_eval(n.trip, {**env, **lanes})):
                         run(n.body, {**lanes, n.var: v})
                 else:
@@ -116,7 +116,7 @@ def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, 
     def step(text: str, lanes: dict[str, int]) -> None:
         if (m := _READ.match(text)) is not None:
             ready[m.group(2)] = 0
-            out.word_bits += types.get(m.group(1)) or _FP.get(m.group(1), 0)
+            out.word_bits += types.get(m.group(1)) or FP_BITS.get(m.group(1), 0)
             return
         if (e := _ELEM.match(text)) is not None:
             if e.group(1) not in registers:
@@ -129,11 +129,10 @@ def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, 
                 return
             target, rhs = (m.group(2), m.group(3)) if m.re is _DECL else (m.group(1), m.group(2))
             ttype = decls.get(target, "")
-        if rhs is None or ttype not in _FP and ttype not in _INT_TYPES:
+        if rhs is None or ttype not in FP_BITS and ttype not in INT_BITS:
             return
-        fp = ttype in _FP
-        operand = max((decls[x] for x in re.findall(r"\b(v_\w+)\b", rhs) if x in decls),
-                      key=lambda t: _FP.get(t) or _INT_TYPES.get(t, 0), default=ttype)
+        fp = ttype in FP_BITS
+        operand = operand_type(rhs, decls, ttype)
 
         def lat(op: str) -> int:
             return latency(op, operand if op == "mul" else ttype)
@@ -159,19 +158,8 @@ def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, 
     return out
 
 
-def _pipelined(nodes: list[Node]) -> Node | None:
-    for n in nodes:
-        if n.kind == "for" and any(c.kind == "line" and c.text.upper().startswith("#PRAGMA HLS PIPELINE")
-                                   for c in n.body):
-            return n
-        found = _pipelined(n.body) or _pipelined(n.orelse)
-        if found is not None:
-            return found
-    return None
-
-
 def _strip(expr: str) -> str:
-    e = _CAST.sub("", expr).strip()
+    e = CAST.sub("", expr).strip()
     while e.startswith("(") and closing(e, 0) == len(e) - 1:
         e = e[1:-1].strip()
     return e
@@ -259,7 +247,7 @@ def _sched(expr: str, env: dict[str, int], ready: dict[str, int], decls: dict[st
 
 def _bits(expr: str, decls: dict[str, str]) -> int:
     names = re.findall(r"\b[A-Za-z_]\w*\b", expr)
-    widths = [_FP.get(decls.get(n, ""), 0) or _INT_TYPES.get(decls.get(n, ""), 0) for n in names]
+    widths = [FP_BITS.get(decls.get(n, ""), 0) or INT_BITS.get(decls.get(n, ""), 0) for n in names]
     return max(widths, default=0)
 
 

@@ -40,7 +40,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from odyssey.codegen.c_text import FP_BITS, INT_BITS, closing, constant, ternary
+from odyssey.codegen.c_text import (
+    CAST,
+    FP_BITS,
+    INT_BITS,
+    closing,
+    constant,
+    operand_type,
+    register_arrays,
+    ternary,
+    unrolled,
+)
 from odyssey.codegen.ii_check import Node, c_eval, parse_body
 from odyssey.codegen.pipe_registers import is_pe, pipe_registers
 from odyssey.codegen.static_check import _CALL, _STREAM_DECL, CFunction, parse_functions
@@ -48,7 +58,6 @@ from odyssey.errors import OdysseyError
 from odyssey.platforms import default_op_costs
 from odyssey.platforms.fabric import FabricCosts, fabric_costs
 
-_FP, _INT = FP_BITS, INT_BITS
 _DTYPE = {32: "int32", 16: "int16", 8: "int8"}
 _DECL = re.compile(r"^((?:unsigned |signed )?[A-Za-z_]\w*) (\w+)(?:\[.*\])?(?: = (.*))?;$")
 _ASSIGN = re.compile(r"^(\w+)(?:\[.*\])? = (.*);$")
@@ -145,7 +154,7 @@ def _ops(expr: str, env: dict[str, int]) -> Counter[str]:
             return _ops(a, env) + _ops(b, env)
         return _ops(a if value else b, env)
     text = _strip_calls(expr)
-    text = re.sub(r"\((?:float|double|[\w ]+_t|int|short|char|unsigned \w+)\)", "", text)
+    text = CAST.sub("", text)
     out: Counter[str] = Counter()
     prev = "("
     for ch in text:
@@ -158,7 +167,7 @@ def _ops(expr: str, env: dict[str, int]) -> Counter[str]:
 
 def _width(ctype: str, types: dict[str, int]) -> int:
     ctype = ctype.strip()
-    return types.get(ctype) or _FP.get(ctype) or _INT.get(ctype) or 0
+    return types.get(ctype) or FP_BITS.get(ctype) or INT_BITS.get(ctype) or 0
 
 
 def _function_ops(f: CFunction, env: dict[str, int]) -> dict[tuple[str, str], int]:
@@ -177,37 +186,35 @@ def _function_ops(f: CFunction, env: dict[str, int]) -> dict[tuple[str, str], in
     # the loops), it is not the datapath
     index: set[str] = set(env) | {name for ctype, name in f.params if ctype.strip() == "int"}  # pass indices
 
-    def walk(nodes: list[Node], unrolled: list[tuple[str, int]]) -> None:
+    def walk(nodes: list[Node], lanes: list[tuple[str, int]]) -> None:
         for n in nodes:
             if n.kind == "for":
                 index.add(n.var)
-                unroll = any(c.kind == "line" and c.text.upper().startswith("#PRAGMA HLS UNROLL") for c in n.body)
-                walk(n.body, [*unrolled, (n.var, c_eval(n.trip, env))] if unroll else unrolled)
+                walk(n.body, [*lanes, (n.var, c_eval(n.trip, env))] if unrolled(n) else lanes)
             elif n.kind in ("if", "scope"):
-                walk(n.body, unrolled)
-                walk(n.orelse, unrolled)
+                walk(n.body, lanes)
+                walk(n.orelse, lanes)
             elif n.kind == "line":
                 m = _DECL.match(n.text) or _ASSIGN.match(n.text)
                 if m is None:
                     continue
                 target, rhs = (m.group(2), m.group(3)) if m.re is _DECL else (m.group(1), m.group(2))
                 ttype = decls.get(target, "")
-                if rhs is None or not (ttype in _FP or ttype in _INT):
+                if rhs is None or not (ttype in FP_BITS or ttype in INT_BITS):
                     continue
-                if ttype in _INT and set(re.findall(r"\b[A-Za-z_]\w*\b", rhs)) <= index:
+                if ttype in INT_BITS and set(re.findall(r"\b[A-Za-z_]\w*\b", rhs)) <= index:
                     index.add(target)  # an address, not data
                     continue
-                operand = max((decls[x] for x in re.findall(r"\b(v_\w+)\b", rhs) if x in decls),
-                              key=lambda t: _FP.get(t) or _INT.get(t, 0), default=ttype)
-                if ttype in _INT and target not in fabric and _is_product(rhs):
+                operand = operand_type(rhs, decls, ttype)
+                if ttype in INT_BITS and target not in fabric and _is_product(rhs):
                     products.add(target)
                 else:
                     products.discard(target)  # reassigned: no longer a product
                 # an integer add of a DSP product is built in that DSP's post-adder (UG1399,
                 # "DSP Multi-Operation Matching"): one per product the expression adds
                 fusable = sum(len(re.findall(rf"\b{re.escape(x)}\b", rhs)) for x in products) \
-                    if ttype in _INT and target not in products else 0
-                for values in _lane_values(unrolled):
+                    if ttype in INT_BITS and target not in products else 0
+                for values in _lane_values(lanes):
                     ops = _ops(rhs, {**env, **values})
                     fused = min(ops.get("add", 0), fusable)
                     if fused:
@@ -224,7 +231,7 @@ def _function_ops(f: CFunction, env: dict[str, int]) -> dict[tuple[str, str], in
 
 def _is_product(expr: str) -> bool:
     """Whether ``expr`` is a product alone: a top-level ``*`` and no other operator."""
-    e = re.sub(r"\((?:float|double|[\w ]+_t|int|short|char|signed char|unsigned \w+)\)", "", expr.strip())
+    e = CAST.sub("", expr.strip())
     while e.startswith("(") and closing(e, 0) == len(e) - 1:
         e = e[1:-1].strip()
     ops = _ops(e, {})
@@ -239,9 +246,9 @@ def _lane_values(unrolled: list[tuple[str, int]]) -> list[dict[str, int]]:
 
 
 def _canon(ctype: str) -> str:
-    if ctype in _FP:
+    if ctype in FP_BITS:
         return "fp32" if ctype == "float" else "fp64"
-    return _DTYPE.get(_INT.get(ctype, 32), "int32")
+    return _DTYPE.get(INT_BITS.get(ctype, 32), "int32")
 
 
 def _control(f: CFunction, env: dict[str, int], costs: FabricCosts) -> Usage:
@@ -369,13 +376,11 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
                 u.add(_fifo(_width(streams[arg], types), depth.get(arg, 2), impl.get(arg), costs))
         bound = {m.group(2): (m.group(3) or "") for ln in f.body if (m := _PRAGMA_VAR.match(ln)) is not None
                  and m.group(1).upper() == "BIND_STORAGE"}
-        cyclic = {m.group(2): int(pm.group(1)) for ln in f.body if (m := _PRAGMA_VAR.match(ln)) is not None
-                  and m.group(1).upper() == "ARRAY_PARTITION"
-                  and (pm := re.search(r"cyclic factor=(\d+) dim=1\b", m.group(3))) is not None}
+        in_registers = register_arrays(f.body, fenv)
         for line in f.body:  # the module's own arrays, in the storage their binding names
             if (am := re.match(r"^\s*([\w ]+?) (\w+)\[(.+)\];$", line.strip())) is not None:
                 dims = tuple(c_eval(x, fenv) for x in re.findall(r"\[([^\]]+)\]", "[" + am.group(3) + "]"))
-                if len(dims) == 1 and cyclic.get(am.group(2), 0) >= dims[0]:
+                if am.group(2) in in_registers:
                     continue  # one element per bank: registers (a PE's lanes, counted as results)
                 im = re.search(r"impl=(\w+)", bound.get(am.group(2), ""))
                 out.memories.add(_memory(_width(am.group(1), types), dims, {}, 1, costs,

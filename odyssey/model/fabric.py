@@ -60,7 +60,7 @@ from odyssey.expr import (
 )
 from odyssey.model.resources import bank_blocks, bank_shape, mul_dsp, num_pes, on_bram
 from odyssey.platforms import default_op_costs
-from odyssey.platforms.fabric import FabricCosts, PipelineCosts, fabric_costs
+from odyssey.platforms.fabric import FabricCosts, fabric_costs
 
 
 def _e(obj: ExprJson, subst: Mapping[str, Expr]) -> Expr:
@@ -161,19 +161,10 @@ def register_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts)
             out = out + Usage(ff=n * bits * pc.word_ff_per_bit)
         elif r["kind"] == "result":
             out = out + Usage(ff=n * bits * pc.result_ff_per_bit)
-        else:  # hold
-            one = _delay(bits, int(r["cycles"]), pc)
-            out = out + Usage(lut=one.lut * n, ff=one.ff * n)
+        else:  # hold: n values delayed (PipelineCosts.delay_per_bit)
+            one = pc.delay_per_bit(int(r["cycles"]))
+            out = out + Usage(lut=n * bits * one.lut, ff=n * bits * one.ff)
     return out
-
-
-def _delay(bits: Expr, cycles: int, pc: PipelineCosts) -> Usage:
-    """One value of ``bits`` bits delayed ``cycles`` cycles (:meth:`PipelineCosts.delay`)."""
-    if cycles <= 0:
-        return Usage()
-    if cycles < pc.srl_min_delay:
-        return Usage(ff=bits * cycles)
-    return Usage(lut=bits * -(-cycles // pc.srl_depth_per_lut), ff=bits * pc.delay_ff_per_bit)
 
 
 def module_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts) -> Usage:

@@ -114,14 +114,20 @@ class PipelineCosts:
     delay_ff_per_bit: int
     srl_depth_per_lut: int
 
-    def delay(self, bits: int, cycles: int) -> Logic:
-        """A value of ``bits`` bits delayed ``cycles`` cycles: plain registers below
-        ``srl_min_delay``, else a shift register."""
+    def delay_per_bit(self, cycles: int) -> Logic:
+        """LUT and FF per bit of a value delayed ``cycles`` cycles: plain registers below
+        ``srl_min_delay``, else a shift register of ``ceil(cycles / srl_depth_per_lut)`` SRL
+        LUTs between ``delay_ff_per_bit`` registers."""
         if cycles <= 0:
             return Logic(0, 0)
         if cycles < self.srl_min_delay:
-            return Logic(0, cycles * bits)
-        return Logic(bits * -(-cycles // self.srl_depth_per_lut), self.delay_ff_per_bit * bits)
+            return Logic(0, cycles)
+        return Logic(-(-cycles // self.srl_depth_per_lut), self.delay_ff_per_bit)
+
+    def delay(self, bits: int, cycles: int) -> Logic:
+        """A value of ``bits`` bits delayed ``cycles`` cycles (:meth:`delay_per_bit`)."""
+        one = self.delay_per_bit(cycles)
+        return Logic(bits * one.lut, bits * one.ff)
 
 
 @dataclass(frozen=True, slots=True)
