@@ -202,6 +202,20 @@ def with_word_drain(designs: Any, ks: Any, on: bool) -> tuple[Any, ...]:
     return tuple(out)
 
 
+ALL_BRAM_HELP = ("also try `ID+bram` (every buffer in block RAM however shallow, as AutoSA binds them: "
+                 "BRAM18Ks instead of the LUTs of distributed RAM) for each design")
+
+
+def with_all_bram(designs: Any, ks: Any, on: bool) -> tuple[Any, ...]:
+    """``designs`` and, when ``on``, after each one its ``ID+bram`` variant."""
+    out: list[Any] = []
+    for d in designs:
+        out.append(d)
+        if on and not d.all_bram:
+            out.append(ks.design(f"{d.id}+bram"))
+    return tuple(out)
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

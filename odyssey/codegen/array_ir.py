@@ -71,6 +71,7 @@ class Buffer:
     simd_read: bool = False
     ctype: str | None = None  # the block's typedef, where it has one
     bits_sym: Expr | None = None  # ``bits`` at every tiling, where it depends on the tiling
+    all_bram: bool = False  # block RAM however shallow (the design's ``+bram``), else the fill rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +202,10 @@ def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
     word = ctx.output.lanes_sym * ctx.output.bits  # a drain writes one word stream
     absent = tuple((f, ModuleHardware(f.name, count, ops, (StreamOut(word, int(assumption("fifo_depth").value)),)))
                    for f, count, ops in absent_drain_variants(ctx, arr))
-    return ArrayIR(modules, processes, channels, _buffers(ctx), ports,
+    buffers = _buffers(ctx)
+    if ctx.tiling.design.all_bram:
+        buffers = tuple(replace(b, all_bram=True) for b in buffers)
+    return ArrayIR(modules, processes, channels, buffers, ports,
                    ctx.pass_loops, arr.scalars, tuple(arr.typedefs), _host_images(ctx), ctx.kernel_scalars,
                    tuple(hardware), absent)
 
@@ -270,12 +274,13 @@ def _buffers(ctx: Ctx) -> tuple[Buffer, ...]:
 
 def buffer_impl(b: Buffer) -> str:
     """Where each bank of ``b`` is bound at the tiling (``bram`` or ``lutram``): the rule of
-    ``platforms/fabric.json`` (``bram``) that the resource model prices at every tiling."""
+    ``platforms/fabric.json`` (``bram``) that the resource model prices at every tiling, or
+    block RAM for every bank of a ``+bram`` design (``Buffer.all_bram``)."""
     parts = {pt.dim: pt.factor for pt in b.partition}
     depth = 1
     for d, ext in enumerate(b.dims, start=1):
         depth *= -(-ext // parts.get(d, 1))
-    return fabric_costs().bank_impl(b.bits, depth)
+    return fabric_costs().bank_impl(b.bits, depth, all_bram=b.all_bram)
 
 
 def _words(ctx: Ctx, op: OperandGeom) -> int:

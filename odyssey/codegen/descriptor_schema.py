@@ -46,8 +46,9 @@ from odyssey.mapping.space import Level
 #: 8: the kernel clock the design was generated for (``clock_mhz``)
 #: 9: each operator's ``impl`` (``auto`` or ``fabric``); the design's ``lut_mul_percent``
 #: 10: each module's pipeline ``registers`` (kind, symbolic width and count, a hold's cycles)
-SchemaVersion = Literal[10]
-SCHEMA_VERSION: Final[SchemaVersion] = 10
+#: 11: each buffer's ``storage`` (``rule``: the platform's fill rule; ``bram``: a ``+bram`` design)
+SchemaVersion = Literal[11]
+SCHEMA_VERSION: Final[SchemaVersion] = 11
 
 AssignOp = Literal["=", "+=", "-=", "*="]
 OutputAccumulation = Literal["on_chip", "partial_sums_leave_array"]
@@ -60,6 +61,9 @@ LANE_OPS: tuple[LaneOp, ...] = get_args(LaneOp)
 OperatorImplJson = Literal["auto", "fabric", "fused"]
 RegisterKindJson = Literal["stage", "word", "result", "hold"]
 ChannelKind = Literal["stream", "blocks"]
+#: a buffer's binding: ``rule`` (block RAM where a bank fills ``fabric.json``'s ``bram.min_fill``
+#: of its RAMB18E2s, else distributed RAM) or ``bram`` (block RAM however shallow: ``+bram``)
+StorageJson = Literal["rule", "bram"]
 PortDirection = Literal["read", "write"]
 
 # --- expressions ---------------------------------------------------------------------------
@@ -342,6 +346,7 @@ class BufferJson(TypedDict):
     simd_read: bool
     partition: list[PartitionJson]
     bits_sym: ExprJson  # bits at every tiling (the partial-sum words' lanes vary)
+    storage: StorageJson  # where its banks are bound
     ctype: NotRequired[str]  # the block's typedef, where it has one
 
 

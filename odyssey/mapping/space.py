@@ -104,6 +104,10 @@ class Design:
     #: block (design id suffix ``+wd``), where by default a design whose drains read no partial
     #: sums streams one element per cycle from one bank (:attr:`odyssey.codegen.context.Ctx.serial_drain`)
     word_drain: bool = False
+    #: every on-chip buffer's banks in block RAM however shallow (design id suffix ``+bram``, the
+    #: binding AutoSA prints), where by default a bank that would fill too little of its
+    #: RAMB18E2s is distributed RAM (``platforms/fabric.json`` ``bram.min_fill``)
+    all_bram: bool = False
 
     @property
     def dataflow(self) -> str:
@@ -150,7 +154,7 @@ class KernelSpace:
     finalizers: tuple[str, ...] = ()  # scalings of the result after the reduction
 
     def design(self, key: str) -> Design:
-        """The design of id (or index) ``key``, with optional suffixes, ``ID[@LOOP][+lutP][+wd]``:
+        """The design of id (or index) ``key``, with optional suffixes, ``ID[@LOOP][+lutP][+wd][+bram]``:
 
         * ``@LOOP``: its SIMD lanes along reduction loop ``LOOP`` instead of its default one
           (the reduction loop of largest extent, the first of equal ones), as AutoSA lets its
@@ -162,14 +166,22 @@ class KernelSpace:
         * ``+wd``: PE drains that move a word of the output's lanes per cycle (LANES/2 banks of
           the accumulator block, an operator per lane where the drain combines), for a design
           whose drains would otherwise stream one element per cycle: its drain chain then moves a
-          word per cycle, not one every LANES cycles (long 1-D output-stationary chains)."""
+          word per cycle, not one every LANES cycles (long 1-D output-stationary chains);
+        * ``+bram``: every on-chip buffer (feeders' and loaders' blocks, PE accumulators, partial
+          sums) bound to block RAM however shallow, as AutoSA binds its buffers (``RAM_1P_BRAM``,
+          ``RAM_2P_BRAM``): block RAM instead of the LUTs of distributed RAM for small banks."""
         rest, *suffixes = key.split("+")
         base, _, simd = rest.partition("@")
         for d in self.designs:
             if base in (d.id, str(d.index)):
                 out = d if not simd else self._with_simd(d, simd, key)
                 for suffix in suffixes:
-                    out = self._with_word_drain(out, key) if suffix == "wd" else self._with_lut_mul(out, suffix, key)
+                    if suffix == "wd":
+                        out = self._with_word_drain(out, key)
+                    elif suffix == "bram":
+                        out = self._with_all_bram(out, key)
+                    else:
+                        out = self._with_lut_mul(out, suffix, key)
                 return out
         known = ", ".join(d.id for d in self.designs)
         raise DesignNotFoundError(
@@ -182,13 +194,18 @@ class KernelSpace:
             raise DesignNotFoundError(f"design `{key}`: `+wd` given twice")
         return dataclasses.replace(d, id=f"{d.id}+wd", word_drain=True)
 
+    def _with_all_bram(self, d: Design, key: str) -> Design:
+        if d.all_bram:
+            raise DesignNotFoundError(f"design `{key}`: `+bram` given twice")
+        return dataclasses.replace(d, id=f"{d.id}+bram", all_bram=True)
+
     def _with_lut_mul(self, d: Design, suffix: str, key: str) -> Design:
         digits = suffix[3:] if suffix.startswith("lut") else ""
         if not digits.isdigit() or not 1 <= int(digits) <= 100:
             raise DesignNotFoundError(
                 f"design `{key}`: `+{suffix}` is not a design option; write `+lutP` with P the percent "
-                "(1-100) of each PE's multiply lanes built in LUT fabric, e.g. +lut50, or `+wd` for PE "
-                "drains that move a word per cycle")
+                "(1-100) of each PE's multiply lanes built in LUT fabric, e.g. +lut50, `+wd` for PE "
+                "drains that move a word per cycle, or `+bram` for every buffer in block RAM")
         main = self.scop.statement(self.statement)
         floats = sorted({r.array for r in main.refs if self.scop.array(r.array).is_float})
         if floats:

@@ -184,7 +184,7 @@ def lutram_luts(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts)
         banks, depth = bank_shape(b, subst)
         width = _e(b["bits_sym"], subst)
         luts = lr.luts_per_block * ceil_div(width, lr.block_width) * ceil_div(depth, lr.block_depth)
-        small = 1 - on_bram(width, depth, costs.bram)
+        small = 1 - on_bram(width, depth, costs.bram, b["storage"])
         copies = 2 if b["double_buffered"] else 1
         out[b["name"]] = _e(b["instances_sym"], subst) * banks * small * luts * copies
     return out

@@ -112,7 +112,7 @@ def bram18k(desc: Descriptor, subst: Mapping[str, Expr], *, smooth: bool = False
     for m in desc["memory"]:
         banks, per_bank = bank_shape(m, subst)
         cost = _bank_cost(per_bank, _e(m["bits_sym"], subst), banks, _e(m["instances_sym"], subst),
-                          m["double_buffered"], smooth)
+                          m["double_buffered"], smooth, m["storage"] == "bram")
         parts_out[m["name"]] = cost
         total = total + cost
     return total, parts_out
@@ -149,14 +149,18 @@ def bank_blocks(width: Expr, depth: Expr, bram: BramCosts) -> Expr:
     return emin(*[ceil_div(width, sw) * ceil_div(depth, sd) for sw, sd in shapes])
 
 
-def on_bram(width: Expr, depth: Expr, bram: BramCosts) -> Expr:
+def on_bram(width: Expr, depth: Expr, bram: BramCosts, storage: str = "rule") -> Expr:
     """1 where a bank of ``depth`` items of ``width`` bits is bound to block RAM (it fills at
-    least ``min_fill`` of the RAMB18E2s it takes), 0 where to distributed RAM: the rule of
+    least ``min_fill`` of the RAMB18E2s it takes, or its buffer's ``storage`` is ``bram``), 0
+    where to distributed RAM: the rule of
     :meth:`~odyssey.platforms.fabric.FabricCosts.bank_impl` at every tiling."""
+    if storage == "bram":
+        return const(1)
     return where(lt(width * depth, const(bram.min_fill * bram.bits) * bank_blocks(width, depth, bram)), 0, 1)
 
 
-def _bank_cost(depth: Expr, bits: Expr, banks: Expr, inst: Expr, double: bool, smooth: bool) -> Expr:
+def _bank_cost(depth: Expr, bits: Expr, banks: Expr, inst: Expr, double: bool, smooth: bool,
+               all_bram: bool) -> Expr:
     """BRAM18K of ``inst`` buffers of ``banks`` banks of ``depth`` elements of ``bits`` bits.
     ``smooth``: the 512 x 36 shape and no distributed-RAM rule (an upper bound without
     ``Where``, for the mathematical-programming seed)."""
@@ -164,7 +168,7 @@ def _bank_cost(depth: Expr, bits: Expr, banks: Expr, inst: Expr, double: bool, s
     if smooth:
         per_bank = ceil_div(bits, 36) * ceil_div(depth, 512)
     else:
-        per_bank = bank_blocks(bits, depth, bram) * on_bram(bits, depth, bram)
+        per_bank = bank_blocks(bits, depth, bram) * on_bram(bits, depth, bram, "bram" if all_bram else "rule")
     return inst * banks * per_bank * (2 if double else 1)
 
 

@@ -167,11 +167,13 @@ class FabricCosts:
             raise ModelError(f"no LUT/FF cost for {op!r} on {dtype!r} in {self.origin}; add it to operators.{dtype}")
         return cost
 
-    def bank_impl(self, width: int, depth: int) -> str:
+    def bank_impl(self, width: int, depth: int, *, all_bram: bool = False) -> str:
         """Where a bank of ``depth`` items of ``width`` bits is bound: ``bram`` when it fills at
-        least ``bram.min_fill`` of the RAMB18E2s it takes, else ``lutram``."""
+        least ``bram.min_fill`` of the RAMB18E2s it takes (or always, ``all_bram``: a design's
+        ``+bram``), else ``lutram``."""
         b = self.bram
-        return "bram" if width * depth >= b.min_fill * b.bits * b.blocks(width, depth) else "lutram"
+        full = width * depth >= b.min_fill * b.bits * b.blocks(width, depth)
+        return "bram" if all_bram or full else "lutram"
 
 
 def _logic(d: dict[str, Any]) -> Logic:

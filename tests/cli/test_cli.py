@@ -442,6 +442,18 @@ def test_word_drain_adds_the_designs_whose_drains_stream_elements() -> None:
     assert one.code == 2 and "write ID+wd" in one.err, one.describe()
 
 
+def test_all_bram_adds_each_designs_block_ram_variant() -> None:
+    """`tune --design all --all-bram`: `ID+bram` after each design; `optimum` takes it with
+    `--design all` only."""
+    o = run(["tune", "mm", *SMALL, "--design", "all", "--all-bram", "--samples", "10", "--method", "random",
+             "--json", "-"])
+    assert o.code == 0, o.describe()
+    ids = [r["design"] for r in json.loads(o.out)["designs"]]
+    assert len(ids) == 36 and ids[1::2] == [f"{d}+bram" for d in ids[0::2]]
+    one = run(["optimum", "mm", *SMALL, "--design", "ij-ij.k", "--all-bram"])
+    assert one.code == 2 and "write ID+bram" in one.err, one.describe()
+
+
 def test_a_clock_beyond_10_ghz_is_an_error(tmp_path: Path) -> None:
     """A platform file's clock_mhz of 1e308 made `pareto`'s plot fail (an internal
     OverflowError; the CLI fuzzer at 1,000 command lines, seed 20); `--clock` is bounded too."""

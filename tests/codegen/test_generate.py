@@ -71,7 +71,7 @@ def test_descriptor_sections() -> None:
     ks = space_of("mm.c")
     gen = generate(ks, ks.design("ij-ij.k"), MM)
     d = json.loads(dict(gen.files)["descriptor.json"])
-    assert d["schema_version"] == 10 and d["platform"] == "u250" and d["clock_mhz"] == 300.0
+    assert d["schema_version"] == 11 and d["platform"] == "u250" and d["clock_mhz"] == 300.0
     for key in ("kernel", "design", "tiling", "params", "loops", "modules", "memory", "compute", "topology",
                 "fifos", "passes", "processes", "ports"):
         assert key in d

@@ -29,6 +29,7 @@ CASES = [
     ("autosa/mm_i8", MM, "ij-ij.k+lut40", {"T_i1": 8, "T_j1": 8, "T_k1": 10, "T_i2": 4, "T_j2": 4, "T_k2": 5}),
     ("autosa/mm_u16", MM, "ij-ij.k+lut100", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 4, "T_j2": 2, "T_k2": 4}),
     ("mm", MM, "i-ij.k+wd", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 4, "T_k2": 4}),
+    ("autosa/mm_i8", MM, "ij-ij.k+lut50+bram", {"T_i1": 8, "T_j1": 8, "T_k1": 16, "T_i2": 4, "T_j2": 4, "T_k2": 16}),
     # triangular drains that compute each element's index (`int g_i = t_i * T_i1 + ...`, with
     # pass indices as arguments): address arithmetic, no operator of the datapath (the size
     # fuzzer found the witness counting it)
@@ -169,6 +170,24 @@ def test_lut_multipliers_are_priced_and_a_lost_binding_is_caught(tmp_path: Path)
     src.write_text(text.replace("#pragma HLS BIND_OP variable=q op=mul impl=fabric", ""))
     _, _, lost = compare(d, PLAT)
     assert ("total", "dsp") in {(x.where, x.resource) for x in lost}
+
+
+def test_all_bram_binds_every_buffer_to_block_ram(tmp_path: Path) -> None:
+    """``+bram``: the int8 design's small buffers, distributed RAM under the fill rule, are
+    printed ``impl=bram`` and priced as block RAM by both the model and the printed code: the
+    LUTs of distributed RAM go, BRAM18Ks come; a buffer bound back to LUTRAM is caught."""
+    tiling = {"T_i1": 8, "T_j1": 8, "T_k1": 16, "T_i2": 4, "T_j2": 4, "T_k2": 16}
+    rule = compare(_design(tmp_path / "a", "autosa/mm_i8", MM, "ij-ij.k", tiling), PLAT)[1]
+    d = _design(tmp_path / "b", "autosa/mm_i8", MM, "ij-ij.k+bram", tiling)
+    _, totals, disagree = compare(d, PLAT)
+    assert disagree == []
+    assert totals["bram18k"] > rule["bram18k"] and totals["lut"] < rule["lut"]
+    assert totals["dsp"] == rule["dsp"] and totals["ff"] == rule["ff"]
+    text = (d / "kernel.cpp").read_text()
+    assert "impl=lutram" not in text and text.count("impl=bram") >= 3  # A and B blocks, acc, sums
+    (d / "kernel.cpp").write_text(text.replace("type=ram_s2p impl=bram", "type=ram_s2p impl=lutram", 1))
+    _, _, lost = compare(d, PLAT)
+    assert {"bram18k", "lut"} <= {x.resource for x in lost if x.where == "total"}
 
 
 def test_integer_lane_adds_fuse_into_the_dsp_of_their_multiply(tmp_path: Path) -> None:
