@@ -202,18 +202,28 @@ def with_word_drain(designs: Any, ks: Any, on: bool) -> tuple[Any, ...]:
     return tuple(out)
 
 
-ALL_BRAM_HELP = ("also try `ID+bram` (every buffer in block RAM however shallow, as AutoSA binds them: "
-                 "BRAM18Ks instead of the LUTs of distributed RAM) for each design")
+BINDING_HELP = ("also try each design with its buffers bound otherwise, for each binding of a comma list: "
+                "`bram` (ID+bram: every buffer in block RAM however shallow, as AutoSA binds them), `uram` "
+                "(ID+uram: the I/O modules' blocks in UltraRAM), `rule` (the design itself; the default)")
 
 
-def with_all_bram(designs: Any, ks: Any, on: bool) -> tuple[Any, ...]:
-    """``designs`` and, when ``on``, after each one its ``ID+bram`` variant."""
-    out: list[Any] = []
-    for d in designs:
-        out.append(d)
-        if on and not d.all_bram:
-            out.append(ks.design(f"{d.id}+bram"))
-    return tuple(out)
+def bindings(text: str) -> tuple[str, ...]:
+    """``--binding``: comma-separated buffer bindings (``rule``, ``bram``, ``uram``)."""
+    out = [p.strip() for p in text.split(",")]
+    bad = [p for p in out if p not in ("rule", "bram", "uram")]
+    if bad or not out:
+        raise argparse.ArgumentTypeError(f"expected bindings from rule, bram, uram separated by commas "
+                                         f"(e.g. rule,bram), got {text!r}")
+    return tuple(dict.fromkeys(out))
+
+
+def with_bindings(designs: Any, ks: Any, storages: tuple[str, ...] | None) -> tuple[Any, ...]:
+    """``designs`` bound each way of ``storages`` (``rule``: the design; ``bram``, ``uram``:
+    its ``ID+bram``, ``ID+uram``), design by design; ``designs`` when ``storages`` is None."""
+    if not storages:
+        return tuple(designs)
+    return tuple(d if s == "rule" or d.storage != "rule" else ks.design(f"{d.id}+{s}")
+                 for d in designs for s in storages)
 
 
 def positive_int(text: str) -> int:

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from odyssey.cli._common import defines, table, with_all_bram, with_lut_variants, with_word_drain
+from odyssey.cli._common import defines, table, with_bindings, with_lut_variants, with_word_drain
 from odyssey.cli._engine import TaskProgress, engine_from
 from odyssey.cli._output import emit_json
 from odyssey.errors import OdysseyError
@@ -65,8 +65,8 @@ def run_optimum_all(args: argparse.Namespace) -> int:
 
     defs = defines(args.define)
     ks = analyse(load_scop(args.kernel, defs), max_dim=ALL_MAX_DIM)
-    designs = with_all_bram(with_word_drain(with_lut_variants(ks, ks.designs, args.lut_mul), ks, args.word_drain),
-                            ks, args.all_bram)
+    designs = with_bindings(with_word_drain(with_lut_variants(ks, ks.designs, args.lut_mul), ks, args.word_drain),
+                            ks, args.binding)
     platform = load_platform(args.platform)
     src = KernelSource.read(args.kernel, defs, max_dim=ALL_MAX_DIM)
     engine = engine_from(args)

@@ -156,7 +156,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
           + ("ok" if report.ok else f"{len(report.problems)} problem(s)"))
     total = wit.total
     print("resources counted in the printed code: " + ", ".join(
-        f"{r} {getattr(total, r):,.0f}" for r in ("dsp", "lut", "ff", "bram18k")) + ", uram 0"
+        f"{r} {getattr(total, r):,.0f}" for r in ("dsp", "lut", "ff", "bram18k", "uram"))
           + (" (the model's figures)" if not disagree else ""))
     for p in report.problems:
         print(f"  {p.where}: {p.what}\n      ({p.why})")
@@ -277,15 +277,15 @@ def _cmd_model(args: argparse.Namespace) -> int:
         print(f"{res:8s} {rec[res]:10,.0f}: {share(rec[res], b[res], 'usable')} "
               f"({b[res]:,.0f}), {share(rec[res], getattr(device, res), 'device')}")
     print("feasible" if rec["feasible"] else f"INFEASIBLE: {rec['reason']}")
-    rows = [["module", "latency (cycles)", "DSP", "LUT", "FF", "BRAM18K", ""]]
+    rows = [["module", "latency (cycles)", "DSP", "LUT", "FF", "BRAM18K", "URAM", ""]]
     for mod in sorted(rec["modules"], key=lambda x: -x["latency_cycles"]):
         rows.append([mod["name"], f"{mod['latency_cycles']:,.0f}", *(f"{mod[r]:,.0f}" for r in
-                                                                      ("dsp", "lut", "ff", "bram18k")),
+                                                                      ("dsp", "lut", "ff", "bram18k", "uram")),
                      "<- bottleneck" if mod["bottleneck"] else ""])
     ifc = rec["interfaces"]
     rows.append(["m_axi adapters, control", "", "0", f"{ifc['lut']:,.0f}", f"{ifc['ff']:,.0f}",
-                 f"{ifc['bram18k']:,.0f}", ""])
-    rows.append(["total", "", *(f"{rec[r]:,.0f}" for r in ("dsp", "lut", "ff", "bram18k")), ""])
+                 f"{ifc['bram18k']:,.0f}", "0", ""])
+    rows.append(["total", "", *(f"{rec[r]:,.0f}" for r in ("dsp", "lut", "ff", "bram18k", "uram")), ""])
     print(table(rows))
     rows = [["array", "off-chip bytes"]]
     rows += [[k, f"{v:,.0f}"] for k, v in rec["offchip_bytes"].items()]

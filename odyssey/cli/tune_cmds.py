@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from odyssey.cli._common import (
-    ALL_BRAM_HELP,
+    BINDING_HELP,
     DEFINE_HELP,
     KERNEL_HELP,
     LUT_MUL_HELP,
@@ -17,6 +17,7 @@ from odyssey.cli._common import (
     WORD_DRAIN_HELP,
     ProgressLine,
     add_clock,
+    bindings,
     defines,
     kernel_file,
     lut_percents,
@@ -25,7 +26,7 @@ from odyssey.cli._common import (
     seed,
     share,
     table,
-    with_all_bram,
+    with_bindings,
     with_lut_variants,
     with_word_drain,
 )
@@ -135,8 +136,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     scop = load_scop(args.kernel, defines(args.define))
     ks = analyse(scop, max_dim=2 if args.design == "all" else 3)
     designs = ks.designs if args.design == "all" else (ks.design(args.design),)
-    designs = with_all_bram(with_word_drain(with_lut_variants(ks, designs, args.lut_mul), ks, args.word_drain),
-                            ks, args.all_bram)
+    designs = with_bindings(with_word_drain(with_lut_variants(ks, designs, args.lut_mul), ks, args.word_drain),
+                            ks, args.binding)
     platform = at_clock(load_platform(args.platform), args.clock)
     line = ProgressLine()
     records: list[dict[str, Any]] = []
@@ -228,9 +229,9 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     if args.word_drain:
         raise OdysseyError("--word-drain applies to --design all (one optimum per variant); for one "
                            "design write ID+wd")
-    if args.all_bram:
-        raise OdysseyError("--all-bram applies to --design all (one optimum per variant); for one "
-                           "design write ID+bram")
+    if args.binding and len(args.binding) > 1:
+        raise OdysseyError("--binding with several bindings applies to --design all (one optimum per "
+                           "variant); for one design give one, or write ID+bram or ID+uram")
     from odyssey.frontend import load_scop
     from odyssey.mapping.space import analyse
     from odyssey.model import build_model
@@ -241,7 +242,7 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     if args.lut_mul and len(args.lut_mul) > 1:
         raise OdysseyError("--lut-mul with several percents applies to --design all (one optimum per "
                            "variant); for one design give one percent, or write ID+lutP")
-    design = with_lut_variants(ks, (ks.design(args.design),), args.lut_mul)[0]
+    design = with_bindings(with_lut_variants(ks, (ks.design(args.design),), args.lut_mul), ks, args.binding)[0]
     platform = at_clock(load_platform(args.platform), args.clock)
     model = build_model(ks, design, platform=platform, variant="accurate")
     line = ProgressLine()
@@ -310,7 +311,7 @@ def register(sub: Any) -> None:
                    "`generate`")
     t.add_argument("--lut-mul", type=lut_percents, metavar="P,P,...", help=LUT_MUL_HELP)
     t.add_argument("--word-drain", action="store_true", help=WORD_DRAIN_HELP)
-    t.add_argument("--all-bram", action="store_true", help=ALL_BRAM_HELP)
+    t.add_argument("--binding", type=bindings, metavar="B,B,...", help=BINDING_HELP)
     t.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="search time per design (default 5 when --samples is not given)")
     t.add_argument("--samples", type=positive_int, metavar="N",
@@ -349,7 +350,7 @@ def register(sub: Any) -> None:
     o.add_argument("--platform", default=DEFAULT_PLATFORM, help=PLATFORM_HELP)
     o.add_argument("--lut-mul", type=lut_percents, metavar="P,P,...", help=LUT_MUL_HELP)
     o.add_argument("--word-drain", action="store_true", help=WORD_DRAIN_HELP + "; with --design all")
-    o.add_argument("--all-bram", action="store_true", help=ALL_BRAM_HELP + "; with --design all")
+    o.add_argument("--binding", type=bindings, metavar="B,B,...", help=BINDING_HELP)
     add_clock(o)
     o.add_argument("--time", type=positive_float, metavar="SECONDS",
                    help="stop after SECONDS with the best tiling found and the remaining gap "

@@ -45,6 +45,9 @@ from odyssey.platforms import DEFAULT_PLATFORM, Platform, assumption, load_platf
 from odyssey.platforms.fabric import fabric_costs
 
 BufferRole = Literal["input_block", "accumulator", "running_sums", "partial_sums"]
+Storage = Literal["rule", "bram", "uram"]
+#: the buffers of the I/O modules (a ``+uram`` design's UltraRAM)
+_IO_BLOCKS: frozenset[BufferRole] = frozenset({"input_block", "partial_sums"})
 Direction = Literal["in", "out"]
 HostAccess = Literal["read", "write", "read_write"]
 
@@ -71,7 +74,9 @@ class Buffer:
     simd_read: bool = False
     ctype: str | None = None  # the block's typedef, where it has one
     bits_sym: Expr | None = None  # ``bits`` at every tiling, where it depends on the tiling
-    all_bram: bool = False  # block RAM however shallow (the design's ``+bram``), else the fill rule
+    #: where its banks are bound: ``rule`` (``fabric.json``'s fill rule), ``bram`` (however
+    #: shallow: the design's ``+bram``), ``uram`` (an I/O block of a ``+uram`` design)
+    storage: Storage = "rule"
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +208,10 @@ def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
     absent = tuple((f, ModuleHardware(f.name, count, ops, (StreamOut(word, int(assumption("fifo_depth").value)),)))
                    for f, count, ops in absent_drain_variants(ctx, arr))
     buffers = _buffers(ctx)
-    if ctx.tiling.design.all_bram:
-        buffers = tuple(replace(b, all_bram=True) for b in buffers)
+    storage = ctx.tiling.design.storage
+    if storage != "rule":  # +bram: every buffer; +uram: the I/O modules' blocks
+        buffers = tuple(replace(b, storage=storage) if storage == "bram" or b.role in _IO_BLOCKS else b
+                        for b in buffers)
     return ArrayIR(modules, processes, channels, buffers, ports,
                    ctx.pass_loops, arr.scalars, tuple(arr.typedefs), _host_images(ctx), ctx.kernel_scalars,
                    tuple(hardware), absent)
@@ -275,12 +282,12 @@ def _buffers(ctx: Ctx) -> tuple[Buffer, ...]:
 def buffer_impl(b: Buffer) -> str:
     """Where each bank of ``b`` is bound at the tiling (``bram`` or ``lutram``): the rule of
     ``platforms/fabric.json`` (``bram``) that the resource model prices at every tiling, or
-    block RAM for every bank of a ``+bram`` design (``Buffer.all_bram``)."""
+    the binding its design asks for (``Buffer.storage``)."""
     parts = {pt.dim: pt.factor for pt in b.partition}
     depth = 1
     for d, ext in enumerate(b.dims, start=1):
         depth *= -(-ext // parts.get(d, 1))
-    return fabric_costs().bank_impl(b.bits, depth, all_bram=b.all_bram)
+    return fabric_costs().bank_impl(b.bits, depth, b.storage)
 
 
 def _words(ctx: Ctx, op: OperandGeom) -> int:

@@ -146,7 +146,7 @@ def _buffer_json(b: Buffer) -> BufferJson:
         "dims": list(b.dims), "dims_sym": [_j(e) for e in b.dims_sym],
         "double_buffered": b.double_buffered, "instances": b.instances, "instances_sym": _j(b.instances_sym),
         "packing_lanes": b.packing_lanes, "simd_read": b.simd_read,
-        "storage": "bram" if b.all_bram else "rule",
+        "storage": b.storage,
         "partition": [{"dim": pt.dim, "factor": pt.factor, "factor_sym": _j(pt.factor_sym)} for pt in b.partition],
     }
     if b.ctype is not None:

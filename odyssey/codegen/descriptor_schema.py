@@ -46,7 +46,8 @@ from odyssey.mapping.space import Level
 #: 8: the kernel clock the design was generated for (``clock_mhz``)
 #: 9: each operator's ``impl`` (``auto`` or ``fabric``); the design's ``lut_mul_percent``
 #: 10: each module's pipeline ``registers`` (kind, symbolic width and count, a hold's cycles)
-#: 11: each buffer's ``storage`` (``rule``: the platform's fill rule; ``bram``: a ``+bram`` design)
+#: 11: each buffer's ``storage`` (``rule``: the platform's fill rule; ``bram``: a ``+bram``
+#: design; ``uram``: an I/O block of a ``+uram`` design)
 SchemaVersion = Literal[11]
 SCHEMA_VERSION: Final[SchemaVersion] = 11
 
@@ -62,8 +63,9 @@ OperatorImplJson = Literal["auto", "fabric", "fused"]
 RegisterKindJson = Literal["stage", "word", "result", "hold"]
 ChannelKind = Literal["stream", "blocks"]
 #: a buffer's binding: ``rule`` (block RAM where a bank fills ``fabric.json``'s ``bram.min_fill``
-#: of its RAMB18E2s, else distributed RAM) or ``bram`` (block RAM however shallow: ``+bram``)
-StorageJson = Literal["rule", "bram"]
+#: of its RAMB18E2s, else distributed RAM), ``bram`` (block RAM however shallow: ``+bram``) or
+#: ``uram`` (UltraRAM: an I/O block of a ``+uram`` design)
+StorageJson = Literal["rule", "bram", "uram"]
 PortDirection = Literal["read", "write"]
 
 # --- expressions ---------------------------------------------------------------------------

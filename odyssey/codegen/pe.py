@@ -390,7 +390,8 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     # the running sums' storage, bound as the resource model prices it (fabric.json `bram`:
     # block RAM where it fills enough of it, else distributed RAM); one read and one write
     # port per iteration: simple dual port
-    impl = fabric_costs().bank_impl(ctx.output.bits, ctx.acc_size()[1], all_bram=ctx.tiling.design.all_bram)
+    impl = fabric_costs().bank_impl(ctx.output.bits, ctx.acc_size()[1],
+                                    "bram" if ctx.tiling.design.storage == "bram" else "rule")
     full = (Decl(octype, "sums", dims=(ctx.acc_size()[0],)),
             Pragma(f"HLS BIND_STORAGE variable=sums type=ram_s2p impl={impl}"),
             *ctx.tile_loops(ctx.order[: ctx.out_trunc], body_v))

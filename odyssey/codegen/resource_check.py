@@ -24,7 +24,7 @@ function, over all its instances (the calls of the region):
 * **memories**: each array of a module (times its instances) and each ``stream_of_blocks`` of
   the region (two blocks), in the banks of its ``ARRAY_PARTITION`` pragmas, in the storage its
   ``BIND_STORAGE`` names: ``impl=bram``, the fewest RAMB18E2s of the platform's shapes;
-  ``impl=lutram``, distributed RAM. Unbound, a stream of blocks is block RAM (UG1399: "The
+  ``impl=lutram``, distributed RAM; ``impl=uram``, URAM288 blocks of 4K x 72. Unbound, a stream of blocks is block RAM (UG1399: "The
   stream of blocks uses 2-port BRAM (type=RAM_2P) by default") and an array goes where the
   platform's fill rule (``fabric.json``, ``bram.min_fill``) puts it;
 * **interfaces**: each m_axi bundle at its widest port (with the burst length and outstanding
@@ -75,12 +75,14 @@ class Usage:
     lut: float = 0.0
     ff: float = 0.0
     bram18k: float = 0.0
+    uram: float = 0.0
 
     def add(self, other: Usage, times: float = 1.0) -> None:
         self.dsp += other.dsp * times
         self.lut += other.lut * times
         self.ff += other.ff * times
         self.bram18k += other.bram18k * times
+        self.uram += other.uram * times
 
 
 @dataclass
@@ -104,10 +106,10 @@ class ResourceWitness:
 
     def as_json(self) -> dict[str, object]:
         t = self.total
-        return {"dsp": t.dsp, "lut": t.lut, "ff": t.ff, "bram18k": t.bram18k, "uram": 0.0,
+        return {"dsp": t.dsp, "lut": t.lut, "ff": t.ff, "bram18k": t.bram18k, "uram": t.uram,
                 "modules": {n: {"instances": self.instances.get(n, 1), "dsp": u.dsp, "lut": u.lut, "ff": u.ff,
                                 "bram18k": u.bram18k} for n, u in self.modules.items()},
-                "memories": {"lut": self.memories.lut, "bram18k": self.memories.bram18k}}
+                "memories": {"lut": self.memories.lut, "bram18k": self.memories.bram18k, "uram": self.memories.uram}}
 
 
 def _strip_calls(expr: str) -> str:
@@ -291,10 +293,12 @@ def _memory(width: int, dims: tuple[int, ...], parts: dict[int, int], copies: in
 
 
 def _store(width: int, depth: int, impl: str | None, costs: FabricCosts) -> Usage:
-    """One bank of ``depth`` items of ``width`` bits bound to ``impl`` (``bram``, ``lutram``),
-    or by its size where it is not bound."""
+    """One bank of ``depth`` items of ``width`` bits bound to ``impl`` (``bram``, ``lutram``,
+    ``uram``), or by its size where it is not bound."""
     if impl == "bram":
         return Usage(bram18k=costs.bram.blocks(width, depth))
+    if impl == "uram":
+        return Usage(uram=costs.uram.blocks(width, depth))
     if impl == "lutram":
         return Usage(lut=costs.lutram.luts(width, depth))
     return _store(width, depth, costs.bank_impl(width, depth), costs)

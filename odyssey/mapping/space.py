@@ -104,10 +104,12 @@ class Design:
     #: block (design id suffix ``+wd``), where by default a design whose drains read no partial
     #: sums streams one element per cycle from one bank (:attr:`odyssey.codegen.context.Ctx.serial_drain`)
     word_drain: bool = False
-    #: every on-chip buffer's banks in block RAM however shallow (design id suffix ``+bram``, the
-    #: binding AutoSA prints), where by default a bank that would fill too little of its
-    #: RAMB18E2s is distributed RAM (``platforms/fabric.json`` ``bram.min_fill``)
-    all_bram: bool = False
+    #: where the on-chip buffers are bound: ``rule`` (default: block RAM where a bank fills
+    #: enough of its RAMB18E2s, ``platforms/fabric.json`` ``bram.min_fill``, else distributed
+    #: RAM), ``bram`` (every buffer in block RAM however shallow, the binding AutoSA prints: id
+    #: suffix ``+bram``) or ``uram`` (the I/O modules' blocks in UltraRAM, the rest by the rule:
+    #: ``+uram``)
+    storage: Literal["rule", "bram", "uram"] = "rule"
 
     @property
     def dataflow(self) -> str:
@@ -154,7 +156,7 @@ class KernelSpace:
     finalizers: tuple[str, ...] = ()  # scalings of the result after the reduction
 
     def design(self, key: str) -> Design:
-        """The design of id (or index) ``key``, with optional suffixes, ``ID[@LOOP][+lutP][+wd][+bram]``:
+        """The design of id (or index) ``key``, with optional suffixes, ``ID[@LOOP][+lutP][+wd][+bram|+uram]``:
 
         * ``@LOOP``: its SIMD lanes along reduction loop ``LOOP`` instead of its default one
           (the reduction loop of largest extent, the first of equal ones), as AutoSA lets its
@@ -169,7 +171,9 @@ class KernelSpace:
           word per cycle, not one every LANES cycles (long 1-D output-stationary chains);
         * ``+bram``: every on-chip buffer (feeders' and loaders' blocks, PE accumulators, partial
           sums) bound to block RAM however shallow, as AutoSA binds its buffers (``RAM_1P_BRAM``,
-          ``RAM_2P_BRAM``): block RAM instead of the LUTs of distributed RAM for small banks."""
+          ``RAM_2P_BRAM``): block RAM instead of the LUTs of distributed RAM for small banks;
+        * ``+uram``: the I/O modules' blocks (inputs, partial sums) in UltraRAM (URAM288, 4K x
+          72 bits each), which relieves the block RAM; the PEs' buffers stay by the rule."""
         rest, *suffixes = key.split("+")
         base, _, simd = rest.partition("@")
         for d in self.designs:
@@ -178,8 +182,8 @@ class KernelSpace:
                 for suffix in suffixes:
                     if suffix == "wd":
                         out = self._with_word_drain(out, key)
-                    elif suffix == "bram":
-                        out = self._with_all_bram(out, key)
+                    elif suffix in ("bram", "uram"):
+                        out = self._with_storage(out, "bram" if suffix == "bram" else "uram", key)
                     else:
                         out = self._with_lut_mul(out, suffix, key)
                 return out
@@ -194,10 +198,10 @@ class KernelSpace:
             raise DesignNotFoundError(f"design `{key}`: `+wd` given twice")
         return dataclasses.replace(d, id=f"{d.id}+wd", word_drain=True)
 
-    def _with_all_bram(self, d: Design, key: str) -> Design:
-        if d.all_bram:
-            raise DesignNotFoundError(f"design `{key}`: `+bram` given twice")
-        return dataclasses.replace(d, id=f"{d.id}+bram", all_bram=True)
+    def _with_storage(self, d: Design, storage: Literal["bram", "uram"], key: str) -> Design:
+        if d.storage != "rule":
+            raise DesignNotFoundError(f"design `{key}`: a binding (`+bram`, `+uram`) given twice; give one")
+        return dataclasses.replace(d, id=f"{d.id}+{storage}", storage=storage)
 
     def _with_lut_mul(self, d: Design, suffix: str, key: str) -> Design:
         digits = suffix[3:] if suffix.startswith("lut") else ""
@@ -205,7 +209,8 @@ class KernelSpace:
             raise DesignNotFoundError(
                 f"design `{key}`: `+{suffix}` is not a design option; write `+lutP` with P the percent "
                 "(1-100) of each PE's multiply lanes built in LUT fabric, e.g. +lut50, `+wd` for PE "
-                "drains that move a word per cycle, or `+bram` for every buffer in block RAM")
+                "drains that move a word per cycle, `+bram` for every buffer in block RAM or `+uram` for the "
+                "I/O blocks in UltraRAM")
         main = self.scop.statement(self.statement)
         floats = sorted({r.array for r in main.refs if self.scop.array(r.array).is_float})
         if floats:

@@ -94,6 +94,7 @@ from odyssey.model.resources import (
     loop_table,
     offchip_bytes,
     simd_lanes,
+    uram_blocks,
 )
 from odyssey.platforms import Platform, assumption
 
@@ -289,12 +290,13 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     latency = passes_total + (n_pass - 1) * region_restart if variant == "accurate" \
         else emax(compute, comm)
     total_bram, bram_parts = bram18k(desc, subst)
+    total_uram, uram_parts = uram_blocks(desc, subst)
     bram_smooth, _ = bram18k(desc, subst, smooth=True)
     fabric, per_module, lutram = fabric_usage(desc, subst)
     traffic, per_array = offchip_bytes(desc, subst, burst_overhead=burst_overhead)
     exprs: dict[str, Expr] = {
         "latency": latency, "dsp": fabric.dsp, "lut": fabric.lut, "ff": fabric.ff,
-        "bram18k": total_bram + fabric.bram18k, "uram": const(0), "dsp_pe": dsp(desc, subst),
+        "bram18k": total_bram + fabric.bram18k, "uram": total_uram, "dsp_pe": dsp(desc, subst),
         "offchip_bytes": traffic, "bram18k_smooth": bram_smooth + fabric.bram18k, "compute_cycles": compute,
         "comm_cycles": comm, "pe_ii": ii, "prologue_cycles": first, "drain_cycles": drain,
         "padding_ratio": _padding(desc, loops), "passes": n_pass,
@@ -305,6 +307,8 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
         exprs[f"module:{name}"] = e + fill[name]
     for name, e in bram_parts.items():
         exprs[f"bram:{name}"] = e
+    for name, e in uram_parts.items():
+        exprs[f"uram:{name}"] = e
     for name, u in per_module.items():
         for r in ("dsp", "lut", "ff", "bram18k"):
             exprs[f"{r}@{name}"] = getattr(u, r)

@@ -184,6 +184,8 @@ def lutram_luts(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts)
         banks, depth = bank_shape(b, subst)
         width = _e(b["bits_sym"], subst)
         luts = lr.luts_per_block * ceil_div(width, lr.block_width) * ceil_div(depth, lr.block_depth)
+        if b["storage"] == "uram":  # UltraRAM: no LUT
+            continue
         small = 1 - on_bram(width, depth, costs.bram, b["storage"])
         copies = 2 if b["double_buffered"] else 1
         out[b["name"]] = _e(b["instances_sym"], subst) * banks * small * luts * copies

@@ -31,6 +31,7 @@ def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any
             # the module's buffers, and the FIFOs' and adapters' BRAM it holds (none today)
             mod["bram18k"] = sum(float(r[f"bram:{b}"]) for b in owners.get(name, ())) \
                 + float(r.get(f"bram18k@{name}", 0.0))
+            mod["uram"] = sum(float(r.get(f"uram:{b}", 0.0)) for b in owners.get(name, ()))
             mod["bottleneck"] = name == bottleneck or (bottleneck == "PE" and name in pe_modules)
             modules.append(mod)
     seconds = float(r["latency_cycles"]) / (plat.clock_mhz * 1e6)
@@ -61,6 +62,7 @@ def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any
         "bounds": bounds,
         "modules": modules,
         "bram18k_by_buffer": bram_parts,
+        "uram_by_buffer": {k[len("uram:"):]: float(v) for k, v in r.items() if k.startswith("uram:")},
         "offchip_bytes": {k[len("offchip:"):]: float(v) for k, v in r.items() if k.startswith("offchip:")},
         "offchip_bytes_total": float(r["offchip_bytes"]),
         "dram_ports": [{**port, "pace_cycles_per_word": float(r[f"pace:{port['name']}"])}

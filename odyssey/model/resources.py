@@ -111,8 +111,29 @@ def bram18k(desc: Descriptor, subst: Mapping[str, Expr], *, smooth: bool = False
     parts_out: dict[str, Expr] = {}
     for m in desc["memory"]:
         banks, per_bank = bank_shape(m, subst)
+        if m["storage"] == "uram":  # in UltraRAM: no block RAM (:func:`uram_blocks`)
+            parts_out[m["name"]] = const(0)
+            continue
         cost = _bank_cost(per_bank, _e(m["bits_sym"], subst), banks, _e(m["instances_sym"], subst),
                           m["double_buffered"], smooth, m["storage"] == "bram")
+        parts_out[m["name"]] = cost
+        total = total + cost
+    return total, parts_out
+
+
+def uram_blocks(desc: Descriptor, subst: Mapping[str, Expr]) -> tuple[Expr, dict[str, Expr]]:
+    """Total URAM288 blocks and the share of each buffer bound to UltraRAM (``storage``
+    ``uram``): ``instances * (2 if double-buffered) * banks * ceil(bits / 72) * ceil(depth /
+    4096)`` (``fabric.json`` ``uram``: one shape)."""
+    u = fabric_costs().uram
+    total: Expr = const(0)
+    parts_out: dict[str, Expr] = {}
+    for m in desc["memory"]:
+        if m["storage"] != "uram":
+            continue
+        banks, depth = bank_shape(m, subst)
+        per_bank = ceil_div(_e(m["bits_sym"], subst), const(u.width)) * ceil_div(depth, const(u.depth))
+        cost = _e(m["instances_sym"], subst) * banks * per_bank * (2 if m["double_buffered"] else 1)
         parts_out[m["name"]] = cost
         total = total + cost
     return total, parts_out
@@ -152,10 +173,10 @@ def bank_blocks(width: Expr, depth: Expr, bram: BramCosts) -> Expr:
 def on_bram(width: Expr, depth: Expr, bram: BramCosts, storage: str = "rule") -> Expr:
     """1 where a bank of ``depth`` items of ``width`` bits is bound to block RAM (it fills at
     least ``min_fill`` of the RAMB18E2s it takes, or its buffer's ``storage`` is ``bram``), 0
-    where to distributed RAM: the rule of
+    where to distributed RAM or UltraRAM: the rule of
     :meth:`~odyssey.platforms.fabric.FabricCosts.bank_impl` at every tiling."""
-    if storage == "bram":
-        return const(1)
+    if storage in ("bram", "uram"):
+        return const(1 if storage == "bram" else 0)
     return where(lt(width * depth, const(bram.min_fill * bram.bits) * bank_blocks(width, depth, bram)), 0, 1)
 
 

@@ -45,7 +45,7 @@ def compare(design_dir: Path, platform: Platform) -> tuple[ResourceWitness, dict
                 out.append(Disagreement(name, res, getattr(u, res), mine))
     total = w.total
     totals = {res: float(r[res]) for res in ("dsp", "lut", "ff", "bram18k", "uram")}
-    for res in ("dsp", "lut", "ff", "bram18k"):
+    for res in ("dsp", "lut", "ff", "bram18k", "uram"):
         if abs(getattr(total, res) - totals[res]) > TOLERANCE:
             out.append(Disagreement("total", res, getattr(total, res), totals[res]))
     return w, totals, out

@@ -14,6 +14,8 @@ first-principles derivation):
 * ``bram``: in block RAM it takes the fewest ``ceil(W / w) * ceil(D / d)`` RAMB18E2s over their
   ``shapes`` ``(w, d)``; a bank goes to block RAM when it fills at least ``min_fill`` of them
   (:func:`bank_impl`), else to distributed RAM;
+* ``uram``: in UltraRAM, ``ceil(W / width) * ceil(D / depth)`` URAM288 blocks (a design's
+  ``+uram``: its I/O modules' blocks);
 * ``process``: the control of each dataflow process (state machine, start/done handshake);
 * ``loop``: each loop's counter: ``lut_per_bit`` and ``ff_per_bit`` per bit of its trip count;
 * ``pipeline``: a PE pipeline's registers outside its operator cores: one enable per stage,
@@ -48,6 +50,7 @@ _SPEC = Obj(
                       optional={"notes": Str()}),
         "bram": Obj(required={"shapes": ListOf(ListOf(Int(1))), "bits": Int(1), "min_fill": Num(), **_SRC},
                     optional={"notes": Str()}),
+        "uram": Obj(required={"width": Int(1), "depth": Int(1), **_SRC}, optional={"notes": Str()}),
         "process": _COST,
         "loop": Obj(required={"lut_per_bit": Num(), "ff_per_bit": Num(), **_SRC}, optional={"notes": Str()}),
         "pipeline": Obj(required={"stage_ff": Int(0), "word_ff_per_bit": Int(0), "result_ff_per_bit": Int(0),
@@ -104,6 +107,18 @@ class BramCosts:
 
 
 @dataclass(frozen=True, slots=True)
+class UramCosts:
+    """URAM288 block: ``width`` x ``depth``, its only shape."""
+
+    width: int
+    depth: int
+
+    def blocks(self, width: int, depth: int) -> int:
+        """URAM blocks of one bank of ``depth`` items of ``width`` bits."""
+        return -(-width // self.width) * -(-depth // self.depth)
+
+
+@dataclass(frozen=True, slots=True)
 class PipelineCosts:
     """The registers of a pipeline outside its operator cores (``fabric.json``, ``pipeline``)."""
 
@@ -150,6 +165,7 @@ class FabricCosts:
     fifo: FifoCosts
     lutram: LutramCosts
     bram: BramCosts
+    uram: UramCosts
     process: Logic
     loop_lut_per_bit: float
     loop_ff_per_bit: float
@@ -167,13 +183,15 @@ class FabricCosts:
             raise ModelError(f"no LUT/FF cost for {op!r} on {dtype!r} in {self.origin}; add it to operators.{dtype}")
         return cost
 
-    def bank_impl(self, width: int, depth: int, *, all_bram: bool = False) -> str:
-        """Where a bank of ``depth`` items of ``width`` bits is bound: ``bram`` when it fills at
-        least ``bram.min_fill`` of the RAMB18E2s it takes (or always, ``all_bram``: a design's
-        ``+bram``), else ``lutram``."""
+    def bank_impl(self, width: int, depth: int, storage: str = "rule") -> str:
+        """Where a bank of ``depth`` items of ``width`` bits of a buffer of ``storage`` is
+        bound: ``rule``, ``bram`` when it fills at least ``bram.min_fill`` of the RAMB18E2s it
+        takes, else ``lutram``; ``bram`` (a design's ``+bram``), ``bram``; ``uram`` (the blocks
+        of a ``+uram`` design), ``uram``."""
+        if storage in ("bram", "uram"):
+            return storage
         b = self.bram
-        full = width * depth >= b.min_fill * b.bits * b.blocks(width, depth)
-        return "bram" if all_bram or full else "lutram"
+        return "bram" if width * depth >= b.min_fill * b.bits * b.blocks(width, depth) else "lutram"
 
 
 def _logic(d: dict[str, Any]) -> Logic:
@@ -190,6 +208,7 @@ def parse_fabric(data: Any, label: str) -> FabricCosts:
                        Logic(f["control_lut"], f["control_ff"]), f["ff_per_bit"]),
         lutram=LutramCosts(lr["block_width"], lr["block_depth"], lr["luts_per_block"]),
         bram=BramCosts(tuple((int(w), int(dp)) for w, dp in br["shapes"]), br["bits"], float(br["min_fill"])),
+        uram=UramCosts(int(d["uram"]["width"]), int(d["uram"]["depth"])),
         process=_logic(d["process"]),
         loop_lut_per_bit=float(d["loop"]["lut_per_bit"]), loop_ff_per_bit=float(d["loop"]["ff_per_bit"]),
         pipeline=PipelineCosts(pl["stage_ff"], pl["word_ff_per_bit"], pl["result_ff_per_bit"], pl["srl_min_delay"],
@@ -209,4 +228,4 @@ def fabric_costs() -> FabricCosts:
     return parse_fabric(load_json(entry.read_text(encoding="utf-8"), label), label)
 
 
-__all__ = ["BramCosts", "FabricCosts", "FifoCosts", "Logic", "LutramCosts", "MaxiCosts", "PipelineCosts", "fabric_costs", "parse_fabric"]
+__all__ = ["BramCosts", "FabricCosts", "FifoCosts", "Logic", "LutramCosts", "MaxiCosts", "PipelineCosts", "UramCosts", "fabric_costs", "parse_fabric"]

@@ -344,12 +344,13 @@ def test_model_tables_add_up() -> None:
         o = run(["model", "mm", "-D", "I=256", "-D", "J=256", "-D", "K=256", "--design",
                  "i-ij.k", "--tiling", tiling, "--json", "-"])
         rec = json.loads(o.out)
-        for res in ("dsp", "lut", "ff", "bram18k"):  # the modules and the interfaces are everything
+        for res in ("dsp", "lut", "ff", "bram18k", "uram"):  # the modules and the interfaces are everything
             parts = sum(m[res] for m in rec["modules"]) + rec["interfaces"].get(res, 0.0)
             assert parts == pytest.approx(rec[res], rel=1e-12), res
         assert sum(rec["offchip_bytes"].values()) == rec["offchip_bytes_total"]
-        totals = [x.split()[-1] for x in o.err.splitlines() if x.startswith("total ")]
-        assert totals == [f"{rec['bram18k']:,.0f}", f"{rec['offchip_bytes_total']:,.0f}"]
+        totals = [x.split() for x in o.err.splitlines() if x.startswith("total ")]
+        assert totals[0][-2:] == [f"{rec['bram18k']:,.0f}", f"{rec['uram']:,.0f}"]
+        assert totals[1][-1] == f"{rec['offchip_bytes_total']:,.0f}"
         assert all(res in rec["budget"] and res in rec["share"] for res in ("dsp", "lut", "ff", "bram18k", "uram"))
 
 
@@ -442,16 +443,20 @@ def test_word_drain_adds_the_designs_whose_drains_stream_elements() -> None:
     assert one.code == 2 and "write ID+wd" in one.err, one.describe()
 
 
-def test_all_bram_adds_each_designs_block_ram_variant() -> None:
-    """`tune --design all --all-bram`: `ID+bram` after each design; `optimum` takes it with
-    `--design all` only."""
-    o = run(["tune", "mm", *SMALL, "--design", "all", "--all-bram", "--samples", "10", "--method", "random",
-             "--json", "-"])
+def test_binding_adds_each_designs_bound_variants() -> None:
+    """`tune --design all --binding rule,bram`: `ID+bram` after each design; `optimum` takes
+    several bindings with `--design all` only, one with a single design; a bad one is an error."""
+    o = run(["tune", "mm", *SMALL, "--design", "all", "--binding", "rule,bram", "--samples", "10",
+             "--method", "random", "--json", "-"])
     assert o.code == 0, o.describe()
     ids = [r["design"] for r in json.loads(o.out)["designs"]]
     assert len(ids) == 36 and ids[1::2] == [f"{d}+bram" for d in ids[0::2]]
-    one = run(["optimum", "mm", *SMALL, "--design", "ij-ij.k", "--all-bram"])
-    assert one.code == 2 and "write ID+bram" in one.err, one.describe()
+    one = run(["optimum", "mm", *SMALL, "--design", "ij-ij.k", "--binding", "rule,uram"])
+    assert one.code == 2 and "write ID+bram or ID+uram" in one.err, one.describe()
+    uram = run(["optimum", "mm", *SMALL, "--design", "ij-ij.k", "--binding", "uram", "--json", "-"])
+    assert uram.code == 0 and json.loads(uram.out)["design"] == "ij-ij.k+uram", uram.describe()
+    bad = run(["tune", "mm", *SMALL, "--binding", "rule,sram"])
+    assert bad.code == 2 and "rule, bram, uram" in bad.err
 
 
 def test_a_clock_beyond_10_ghz_is_an_error(tmp_path: Path) -> None:

@@ -51,9 +51,12 @@ CASES = [
      {"I": "13", "J": "11", "K": "17"}),
     ("autosa/mm_i8.c", "ij-ij.k+lut50+wd", {"T_i1": 6, "T_j1": 4, "T_k1": 10, "T_i2": 3, "T_j2": 2, "T_k2": 5},
      {"I": "13", "J": "11", "K": "37"}),
-    # every buffer bound to block RAM (`+bram`): pragmas only, the same computation
+    # every buffer bound to block RAM (`+bram`), the I/O blocks to UltraRAM (`+uram`): pragmas
+    # only, the same computation
     ("autosa/mm_i8.c", "ij-ij.k+lut50+bram", {"T_i1": 6, "T_j1": 4, "T_k1": 10, "T_i2": 3, "T_j2": 2, "T_k2": 5},
      {"I": "13", "J": "11", "K": "37"}),
+    ("mm.c", "ij-ij.k+uram", {"T_i1": 6, "T_j1": 8, "T_k1": 5, "T_i2": 2, "T_j2": 4, "T_k2": 5},
+     {"I": "13", "J": "11", "K": "17"}),
 ]
 
 

@@ -185,20 +185,21 @@ def test_word_drain_suffix(kernels_dir: Path) -> None:
         fp.design("i-ij.k+wd+wd")
 
 
-def test_all_bram_suffix(kernels_dir: Path) -> None:
-    """``ID+bram``: every buffer in block RAM; with the other suffixes in any order, on any
-    kernel; given twice, refused."""
+def test_binding_suffixes(kernels_dir: Path) -> None:
+    """``ID+bram`` (every buffer in block RAM) and ``ID+uram`` (the I/O blocks in UltraRAM):
+    with the other suffixes in any order, on any kernel; two bindings refused."""
     from odyssey.errors import DesignNotFoundError
 
     fp = analyse(load_scop(kernels_dir / "mm.c", {"I": "8", "J": "8", "K": "8"}))
     d = fp.design("ij-ij.k+bram")
-    assert d.id == "ij-ij.k+bram" and d.all_bram and d.params == fp.design("ij-ij.k").params
-    assert not fp.design("ij-ij.k").all_bram
+    assert d.id == "ij-ij.k+bram" and d.storage == "bram" and d.params == fp.design("ij-ij.k").params
+    assert fp.design("ij-ij.k").storage == "rule" and fp.design("ij-ij.k+uram").storage == "uram"
     ks = analyse(load_scop(kernels_dir / "autosa" / "mm_i8.c", {"I": "8", "J": "8", "K": "8"}))
     both = ks.design("ij-ij.k+lut50+bram")
-    assert both.id == "ij-ij.k+lut50+bram" and both.all_bram and both.lut_mul_percent == 50
-    with pytest.raises(DesignNotFoundError, match="given twice"):
-        fp.design("ij-ij.k+bram+bram")
+    assert both.id == "ij-ij.k+lut50+bram" and both.storage == "bram" and both.lut_mul_percent == 50
+    for bad in ("ij-ij.k+bram+bram", "ij-ij.k+bram+uram"):
+        with pytest.raises(DesignNotFoundError, match="given twice"):
+            fp.design(bad)
 
 
 def test_designs_json_interface(kernels_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,6 +30,7 @@ CASES = [
     ("autosa/mm_u16", MM, "ij-ij.k+lut100", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 4, "T_j2": 2, "T_k2": 4}),
     ("mm", MM, "i-ij.k+wd", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 4, "T_k2": 4}),
     ("autosa/mm_i8", MM, "ij-ij.k+lut50+bram", {"T_i1": 8, "T_j1": 8, "T_k1": 16, "T_i2": 4, "T_j2": 4, "T_k2": 16}),
+    ("mm", MM, "ij-ij.k+uram", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 4, "T_k2": 4}),
     # triangular drains that compute each element's index (`int g_i = t_i * T_i1 + ...`, with
     # pass indices as arguments): address arithmetic, no operator of the datapath (the size
     # fuzzer found the witness counting it)
@@ -188,6 +189,27 @@ def test_all_bram_binds_every_buffer_to_block_ram(tmp_path: Path) -> None:
     (d / "kernel.cpp").write_text(text.replace("type=ram_s2p impl=bram", "type=ram_s2p impl=lutram", 1))
     _, _, lost = compare(d, PLAT)
     assert {"bram18k", "lut"} <= {x.resource for x in lost if x.where == "total"}
+
+
+def test_uram_binds_the_io_blocks_to_ultraram(tmp_path: Path) -> None:
+    """``+uram``: the feeders' blocks are printed ``impl=uram`` and priced as URAM288 blocks
+    (4K x 72) by the model and the printed code alike, their BRAM gone; the PEs' buffers stay
+    by the rule. Closed form: MM 16^3 at 4 x 2 PEs, T_i2=2, T_j2=4, T_k1=8: an A block (2 x 8
+    fp32, 8 banks along k, the writer's word of 16 lanes capped at the extent) per A feeder
+    (4) and a B block (8 x 4, 8 banks along k) per B feeder (2), double-buffered: a URAM288
+    per bank, (4 + 2) * 8 * 2 = 96 URAM; a block bound back to BRAM is caught."""
+    tiling = {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 4, "T_k2": 4}
+    rule = compare(_design(tmp_path / "a", "mm", MM, "ij-ij.k", tiling), PLAT)[1]
+    d = _design(tmp_path / "b", "mm", MM, "ij-ij.k+uram", tiling)
+    w, totals, disagree = compare(d, PLAT)
+    assert disagree == []
+    assert rule["uram"] == 0 and totals["uram"] == w.total.uram == 96
+    assert totals["dsp"] == rule["dsp"] and totals["ff"] == rule["ff"]
+    text = (d / "kernel.cpp").read_text()
+    assert text.count("impl=uram") == 6  # the blocks of the 4 A and 2 B feeders
+    (d / "kernel.cpp").write_text(text.replace("impl=uram", "impl=bram", 1))
+    _, _, lost = compare(d, PLAT)
+    assert {"uram", "bram18k"} <= {x.resource for x in lost if x.where == "total"}
 
 
 def test_integer_lane_adds_fuse_into_the_dsp_of_their_multiply(tmp_path: Path) -> None:
