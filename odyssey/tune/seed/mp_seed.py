@@ -8,6 +8,9 @@ The MP problem, one continuous variable ``t[p]`` per tuning parameter ``p``::
                 dsp(t)     / DSP_usable  <= 1  (eq. 3, 5, 6)
                 bram18k(t) / BRAM_usable <= 1  (eq. 3, 4)
                 uram(t)    / URAM_usable <= 1  (when the model uses URAM)
+                lut(t)     / LUT_usable  <= 1, ff(t) / FF_usable <= 1
+                                                (then, if no rounding of that solution is
+                                                 feasible, again without these two: PROBLEMS)
 
 with the model's own expressions (``<name>_smooth`` instead of ``<name>`` when the
 model provides one, e.g. ``bram18k_smooth`` without the LUTRAM threshold) translated
@@ -149,13 +152,15 @@ def base_bytes(model: DesignModel) -> float:
 
 
 def build_mp_model(
-    model: DesignModel, objective: Objective = "comm-comp", *, base: float | None = None
+    model: DesignModel, objective: Objective = "comm-comp", *, base: float | None = None,
+    search_only: Sequence[str] = (),
 ) -> tuple[pyo.ConcreteModel, tuple[str, ...]]:
     """The Pyomo model of the module docstring and notes on surrogates / dropped constraints.
 
     Variables are ``m.t[name]``; constraints ``m.nest[child]`` and ``m.res[r]``; the
     objective ``m.obj``. ``base`` is the byte count normalising communication
-    (:func:`base_bytes`, one model evaluation, when not given). Raises TunerError for
+    (:func:`base_bytes`, one model evaluation, when not given); the resources of
+    ``search_only`` are not constrained (left to the search). Raises TunerError for
     an unknown objective or when an expression the objective needs has no smooth form.
     """
     if objective not in OBJECTIVES:
@@ -194,8 +199,8 @@ def build_mp_model(
     for r in RESOURCES:
         if not free_symbols(model.exprs[r]) or not math.isfinite(model.budget[r]):
             continue
-        if r in SEARCH_ONLY:
-            notes.append(f"{r}: left to the search (its if-then-else surrogates make the seed's budget too tight)")
+        if r in search_only:
+            notes.append(f"{r}: left to the search")
             continue
         expr = smooth(r, required=False)
         if expr is not None:
@@ -218,12 +223,16 @@ def build_mp_model(
     return m, tuple(notes)
 
 
-#: resources the seed's continuous model does not constrain: their expressions are sums of
-#: many per-construct ``where`` terms (FIFO lanes, loop counters), whose max(then, else)
-#: surrogates overstate them enough to move the seed away from the optimum (measured
-#: 2026-11-27: the seeded search fell to 832 GOP/s from 891 unseeded on MM 1024^3). The
-#: search that starts from the seed checks every resource exactly.
-SEARCH_ONLY = ("lut", "ff")
+#: the MP problems :func:`mp_seed` solves, by the resources each leaves to the search. LUT and
+#: FF are sums of many per-construct ``where`` terms (FIFO lanes, loop counters) whose
+#: max(then, else) surrogates overstate them, so a problem that constrains them can sit away
+#: from the optimum (2026-11-27: the seeded search fell to 832 GOP/s from 891 unseeded on MM
+#: 1024^3); one that does not maximises DSPs with PEs whose logic does not fit (MM 1024^3
+#: `ij-ij.k`: 41 x 41 PEs of one lane, whose best feasible rounding reaches 0.31 of the
+#: optimum, against 0.75 with LUT constrained; `ik-ij.k` 0.21 against 0.91; on the other 16
+#: designs the two seeds are within 0.4%). The first is solved; the second only when the
+#: first has no feasible rounding.
+PROBLEMS: tuple[tuple[str, ...], ...] = ((), ("lut", "ff"))
 
 
 def _start(space: SearchSpace, name: str) -> float:
@@ -387,22 +396,28 @@ def mp_seed(
     seeds: list[Genome] = []
     raw: dict[str, float] = {}
     status, value, solver_message, why = "error", None, "", ""
-    try:
-        mp, notes = build_mp_model(model, objective, base=base)
-    except TunerError as exc:  # no smooth form of an expression the objective needs
-        notes, why = (), f"the MP problem cannot be built ({exc})"
-    else:
-        sol = solve_nl(mp, solver=solver, time_limit_s=float(time_limit_s))
-        status, value, solver_message = sol.status, sol.objective, sol.message
-        raw = {n: float(sol.values[f"t[{n}]"]) for n in space.names if f"t[{n}]" in sol.values}
+    notes: tuple[str, ...] = ()
+    for k, search_only in enumerate(PROBLEMS):  # every resource constrained; LUT and FF left to the search
+        remaining = float(time_limit_s) - (time.perf_counter() - start)
+        if k and remaining <= 0:  # the first problem is always tried, at the whole limit
+            break
+        try:
+            mp, these = build_mp_model(model, objective, base=base, search_only=search_only)
+        except TunerError as exc:  # no smooth form of an expression the objective needs
+            why = why or f"the MP problem cannot be built ({exc})"
+            continue
+        sol = solve_nl(mp, solver=solver, time_limit_s=remaining if k else float(time_limit_s))
+        got = {n: float(sol.values[f"t[{n}]"]) for n in space.names if f"t[{n}]" in sol.values}
+        if not raw or not seeds:
+            raw, status, value, solver_message, notes = got, sol.status, sol.objective, sol.message, these
         if not sol.ok:
-            why = f"the solver did not solve the MP problem ({sol.status}: {sol.message})"
-        elif len(raw) != space.dim:
-            why = f"the solver returned values for {sorted(raw)} only"
-    if not why:
+            why = why or f"the solver did not solve the MP problem ({sol.status}: {sol.message})"
+            continue
+        if len(got) != space.dim:
+            why = why or f"the solver returned values for {sorted(got)} only"
+            continue
         for scale in (1.0, *_SHRINK):
-            scaled = {n: v * scale if space.parent[space.index[n]] is None else v
-                      for n, v in raw.items()}
+            scaled = {n: v * scale if space.parent[space.index[n]] is None else v for n, v in got.items()}
             candidates = round_candidates(space, scaled, rng)[: left()]
             seeds, k = _screen(model, space, candidates, n_seeds)
             spent += k
@@ -413,9 +428,13 @@ def mp_seed(
                 break
             if not left():
                 break
-        if not seeds:
-            why = ("no rounding of the MP solution is feasible" if left()
-                   else f"the evaluation budget ({max_evaluations}) ran out screening roundings")
+        if seeds:
+            why = ""
+            break
+        why = ("no rounding of the MP solution is feasible" if left()
+               else f"the evaluation budget ({max_evaluations}) ran out screening roundings")
+        if not left():
+            break
     if why:
         seeds, k = random_feasible(model, space, rng, n_seeds, limit=min(5120, left()))
         spent += k
