@@ -321,7 +321,7 @@ def _chain_timing(ctx: Ctx, op: OperandGeom, level: int) -> tuple[Expr, Expr, Ex
     own = own_blocks * acc
     if level == len(op.inj) - 1:
         rate: Expr = const(1)
-        if ctx.serial_drain and op.packed:
+        if ctx.serial_drain:  # packed or not at this tiling: LANES is 1 where it is not
             # a serial PE drain packs one element per cycle: a word every LANES cycles. A stage
             # of the chain holds ``c = 2 * fifo_depth + 2`` of its own words ahead: its PE
             # drain's FIFO and its module's output FIFO, and one word in each of the two
@@ -331,6 +331,11 @@ def _chain_timing(ctx: Ctx, op: OperandGeom, level: int) -> tuple[Expr, Expr, Ex
             # of the chain was made so: the chain moves at that average pace. (MM 256^3
             # `i-ij.k`, 97 PEs of 81 two-lane words: 136,759 simulated cycles, 113,169 modelled
             # at a word per cycle, 2026-11-27; `tests/codegen/test_drain_pace.py`)
+            # (whether the words are packed depends on the tiling, through ``lanes_sym``; the
+            # rate must hold at every tiling of the model, so it is never decided here: at one
+            # lane it is 1. Decided at the representative tiling, MM 1024^3 `ij-ij.k` at
+            # T_i2=512, T_j2=2 was modelled at 645,657 cycles where its own design's model
+            # gives 1,034,382, 2026-11-28)
             held = 2 * fifo + 2
             rate = where(lt(held, own), (held + (own - held) * op.lanes_sym) / own, 1)
     else:
