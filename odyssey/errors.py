@@ -85,6 +85,10 @@ class NetworkError(OdysseyError):
     """A network workload table that is missing, unknown or malformed."""
 
 
+class ReportError(OdysseyError):
+    """The input of ``odyssey report`` is not something a report can be made of."""
+
+
 class StudyError(OdysseyError):
     """An architecture study that is unknown, misconfigured, or cannot run."""
 

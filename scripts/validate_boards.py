@@ -7,8 +7,9 @@ DSP, clock and kernel time of the board build), builds odyssey's model of the sa
 SIMD factor, tiling and problem size on the U250 at the clock the board reached, and writes
 ``validation.csv`` and ``validation.md`` (the table of docs/validation.md) with every figure
 side by side and its ratio: DSP, LUT, FF, BRAM18K (a BRAM36 tile is two BRAM18K), URAM, and
-cycles (the kernel time times the board's clock); and LUT and BRAM18K of the same design with
-AutoSA's binding of every buffer to block RAM (``+bram``) where they differ. Nothing here is fitted: the model's
+cycles (the kernel time times the board's clock); and the figures of the same design with
+AutoSA's binding of every buffer to block RAM (``+bram``) and with PE drains that move a word
+per cycle (``+wd``, as AutoSA's drain modules do) where they differ. Nothing here is fitted: the model's
 constants are the platform tables (odyssey/platforms/*.json, each with its source).
 """
 
@@ -29,6 +30,8 @@ from odyssey.platforms import available, load_platform
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "results" / "boards" / "autosa_u250.json"
 FIGURES = ("dsp", "lut", "ff", "bram18k", "uram", "cycles")
+#: the same design with AutoSA's binding (`+bram`) and with word drains (`+wd`)
+VARIANTS = ("+bram", "+wd")
 
 
 def model_design(entry: dict, suffix: str = "") -> dict[str, float]:
@@ -92,12 +95,13 @@ def main() -> int:
             row[f"{f}_odyssey"] = ours[f]
             row[f"{f}_board"] = board[f]
             row[f"{f}_ratio"] = ours[f] / board[f] if board[f] == board[f] and board[f] else float("nan")
-        # AutoSA binds every buffer to block RAM (`RAM_1P_BRAM`, `RAM_2P_BRAM`): the same design
-        # with that binding (`+bram`) where odyssey's fill rule puts some banks in distributed RAM
-        bram = model_design(entry, "+bram")
-        for f in ("lut", "bram18k"):
-            row[f"{f}_bram_odyssey"] = bram[f]
-            row[f"{f}_bram_ratio"] = bram[f] / board[f]
+        # the same design with AutoSA's binding of every buffer to block RAM (`+bram`), and
+        # with drains that move a word per cycle, as AutoSA's drain modules do (`+wd`)
+        for suffix in VARIANTS:
+            other = model_design(entry, suffix)
+            for f in FIGURES:
+                row[f"{f}_{suffix[1:]}_odyssey"] = other[f]
+                row[f"{f}_{suffix[1:]}_ratio"] = other[f] / board[f] if board[f] == board[f] and board[f] else float("nan")
         rows.append(row)
         print(f"{entry['name']:12s} " + "  ".join(
             f"{f} {ours[f]:,.0f}/{board[f]:,.0f} ({row[f'{f}_ratio']:.2f})" for f in FIGURES if f != "uram")
@@ -117,9 +121,11 @@ def main() -> int:
                     if f == "dsp" else "| | | ")
             lines.append(f"{head}| {f} | {row[f + '_odyssey']:,.0f} | {row[f + '_board']:,.0f} "
                          f"| {row[f + '_ratio']:.3f} |")
-            if f in ("lut", "bram18k") and row[f"{f}_bram_odyssey"] != row[f"{f}_odyssey"]:
-                lines.append(f"| | | | {f}, `+bram` | {row[f + '_bram_odyssey']:,.0f} | {row[f + '_board']:,.0f} "
-                             f"| {row[f + '_bram_ratio']:.3f} |")
+            for suffix in VARIANTS:
+                v = suffix[1:]
+                if f != "uram" and row[f"{f}_{v}_odyssey"] != row[f"{f}_odyssey"]:
+                    lines.append(f"| | | | {f}, `{suffix}` | {row[f'{f}_{v}_odyssey']:,.0f} | {row[f + '_board']:,.0f} "
+                                 f"| {row[f'{f}_{v}_ratio']:.3f} |")
     for entry in data["designs"]:
         priced = printed_bram(entry)
         if priced is None:

@@ -1,5 +1,5 @@
 """Imports flow one way through the pipeline's packages (docs/architecture.md):
-cli -> studies -> network -> tune -> model -> codegen -> mapping | frontend -> polyhedral,
+cli -> studies | report -> network -> tune -> model -> codegen -> mapping | frontend -> polyhedral,
 with errors, expr, platforms and plots as leaves every layer may use."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "odyssey"
 RANK = {"errors": 0, "expr": 1, "platforms": 1, "plots": 1, "polyhedral": 2, "frontend": 3,
-        "mapping": 3, "codegen": 4, "model": 5, "tune": 6, "network": 7, "studies": 8, "cli": 9}
+        "mapping": 3, "codegen": 4, "model": 5, "tune": 6, "network": 7, "studies": 8, "report": 8,
+        "cli": 9}
 
 
 def _package(path: Path) -> str:

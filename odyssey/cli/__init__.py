@@ -18,13 +18,13 @@ import sys
 from collections.abc import Sequence
 
 from odyssey import __version__
-from odyssey.cli import design_cmds, network_cmd, pareto_cmd, study_cmd, tune_cmds
+from odyssey.cli import design_cmds, network_cmd, pareto_cmd, report_cmd, study_cmd, tune_cmds
 from odyssey.cli._output import FAILED, check_outputs, json_to_stdout, set_json_stream
 from odyssey.errors import OdysseyError
 from odyssey.runtime import tune_gc, tune_malloc
 
 #: subcommand modules, in the order `odyssey --help` lists them
-COMMAND_MODULES = (design_cmds, tune_cmds, network_cmd, study_cmd, pareto_cmd)
+COMMAND_MODULES = (design_cmds, tune_cmds, network_cmd, study_cmd, pareto_cmd, report_cmd)
 
 #: the exit statuses of every command
 EXIT_OK, EXIT_ERROR, EXIT_INTERRUPTED = 0, 2, 130

@@ -358,7 +358,9 @@ def model_from_descriptor(desc: Descriptor, platform: Platform, *, variant: str 
                              "pe_modules": [m["name"] for m in desc["modules"] if m["kind"] == "pe"],
                              "ports": [{"name": p["name"], "memory": p["memory"], "channel": p["channel"],
                                         "connectivity": p["connectivity"]} for p in desc["ports"]],
-                             "modules": [m["name"] for m in desc["modules"]]})
+                             "modules": [m["name"] for m in desc["modules"]],
+                             "dsp_per_lane": dsp_per_lane(desc),
+                             "ops_per_lane": len(desc["compute"]["ops_per_lane"])})
 
 
 #: the module kind that fills each kind of buffer

@@ -31,7 +31,7 @@ def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any
             # the module's buffers, and the FIFOs' and adapters' BRAM it holds (none today)
             mod["bram18k"] = sum(float(r[f"bram:{b}"]) for b in owners.get(name, ())) \
                 + float(r.get(f"bram18k@{name}", 0.0))
-            mod["uram"] = sum(float(r.get(f"uram:{b}", 0.0)) for b in owners.get(name, ()))
+            mod["uram"] = sum((float(r.get(f"uram:{b}", 0.0)) for b in owners.get(name, ())), 0.0)
             mod["bottleneck"] = name == bottleneck or (bottleneck == "PE" and name in pe_modules)
             modules.append(mod)
     seconds = float(r["latency_cycles"]) / (plat.clock_mhz * 1e6)
@@ -65,7 +65,23 @@ def model_record(model: DesignModel, tiling: Mapping[str, int]) -> dict[str, Any
         "uram_by_buffer": {k[len("uram:"):]: float(v) for k, v in r.items() if k.startswith("uram:")},
         "offchip_bytes": {k[len("offchip:"):]: float(v) for k, v in r.items() if k.startswith("offchip:")},
         "offchip_bytes_total": float(r["offchip_bytes"]),
+        "roofline": roofline(model, float(r["offchip_bytes"])),
         "dram_ports": [{**port, "pace_cycles_per_word": float(r[f"pace:{port['name']}"])}
                        for port in cast(list[dict[str, Any]], model.info.get("ports", []))
                        if f"pace:{port['name']}" in r],
     }
+
+
+def roofline(model: DesignModel, offchip_bytes: float) -> dict[str, float]:
+    """The design's point and roofs: its operations and arithmetic intensity (operations per
+    off-chip byte); the compute roof, every usable DSP in a lane (``dsp_per_lane`` DSPs, each
+    lane ``ops_per_lane`` operations per cycle at the clock); the DRAM roof, every channel of
+    the platform's kernel memories at its peak bandwidth (GB/s)."""
+    plat = model.platform
+    per_lane = max(float(cast(float, model.info.get("dsp_per_lane", 0.0))), 0.0)
+    ops_lane = float(cast(float, model.info.get("ops_per_lane", 2)))
+    lanes = available(plat, "dsp") // per_lane if per_lane else 0.0
+    dram = sum(m.channels * m.bandwidth_gbps_per_channel for m in plat.memories)
+    return {"ops": model.ops, "intensity_ops_per_byte": model.ops / offchip_bytes if offchip_bytes else 0.0,
+            "compute_roof_gops": lanes * ops_lane * plat.clock_mhz / 1e3, "dram_roof_gbs": dram}
+
