@@ -79,6 +79,11 @@ def printed_bram(entry: dict) -> tuple[int, list[tuple[str, int]]] | None:
     return sum(n for _, n in rows), rows
 
 
+def _ratio(ours: float, board: float) -> float:
+    """odyssey's figure over the board's (NaN where the board publishes none)."""
+    return ours / board if board == board and board else float("nan")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "boards")
@@ -94,14 +99,14 @@ def main() -> int:
         for f in FIGURES:
             row[f"{f}_odyssey"] = ours[f]
             row[f"{f}_board"] = board[f]
-            row[f"{f}_ratio"] = ours[f] / board[f] if board[f] == board[f] and board[f] else float("nan")
+            row[f"{f}_ratio"] = _ratio(ours[f], board[f])
         # the same design with AutoSA's binding of every buffer to block RAM (`+bram`), and
         # with drains that move a word per cycle, as AutoSA's drain modules do (`+wd`)
         for suffix in VARIANTS:
             other = model_design(entry, suffix)
             for f in FIGURES:
                 row[f"{f}_{suffix[1:]}_odyssey"] = other[f]
-                row[f"{f}_{suffix[1:]}_ratio"] = other[f] / board[f] if board[f] == board[f] and board[f] else float("nan")
+                row[f"{f}_{suffix[1:]}_ratio"] = _ratio(other[f], board[f])
         rows.append(row)
         print(f"{entry['name']:12s} " + "  ".join(
             f"{f} {ours[f]:,.0f}/{board[f]:,.0f} ({row[f'{f}_ratio']:.2f})" for f in FIGURES if f != "uram")

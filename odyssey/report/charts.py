@@ -7,7 +7,6 @@ never the only carrier of meaning. Nothing is fetched: fonts are drawn as paths.
 from __future__ import annotations
 
 import io
-import math
 import re
 from collections.abc import Mapping, Sequence
 from html import escape
@@ -168,10 +167,6 @@ def array_picture(array: Mapping[str, Any]) -> str:
         py += 18
     out.append("</svg>")
     return "\n".join(out)
-
-
-def finite(x: float) -> float:
-    return x if math.isfinite(x) else 0.0
 
 
 __all__ = ["array_picture", "convergence", "design_bars", "layer_bars", "module_bars", "resource_bars",

@@ -56,15 +56,10 @@ def design_from_descriptor(path: Path) -> dict[str, Any]:
     from odyssey.codegen.descriptor import load_descriptor
     from odyssey.model.build import model_from_descriptor
     from odyssey.model.report import model_record
-    from odyssey.platforms import load_platform
+    from odyssey.platforms import design_platform
 
     desc = load_descriptor(path)
-    platform = load_platform(str(desc["platform"]))
-    if float(desc.get("clock_mhz", platform.clock_mhz)) != platform.clock_mhz:
-        from odyssey.platforms import at_clock
-
-        platform = at_clock(platform, float(desc["clock_mhz"]))
-    model = model_from_descriptor(desc, platform)
+    model = model_from_descriptor(desc, design_platform(str(desc["platform"]), float(desc["clock_mhz"])))
     out = design_report(model_record(model, desc["tiling"]), str(path.parent))
     out["array"] = array_shape(desc)
     return out

@@ -408,8 +408,8 @@ def mp_seed(
             continue
         sol = solve_nl(mp, solver=solver, time_limit_s=remaining if k else float(time_limit_s))
         got = {n: float(sol.values[f"t[{n}]"]) for n in space.names if f"t[{n}]" in sol.values}
-        if not raw or not seeds:
-            raw, status, value, solver_message, notes = got, sol.status, sol.objective, sol.message, these
+        # the reported solution: this problem's (the loop goes on only while nothing is seeded)
+        raw, status, value, solver_message, notes = got, sol.status, sol.objective, sol.message, these
         if not sol.ok:
             why = why or f"the solver did not solve the MP problem ({sol.status}: {sol.message})"
             continue
