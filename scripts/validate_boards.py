@@ -8,8 +8,9 @@ SIMD factor, tiling and problem size on the U250 at the clock the board reached,
 ``validation.csv`` and ``validation.md`` (the table of docs/validation.md) with every figure
 side by side and its ratio: DSP, LUT, FF, BRAM18K (a BRAM36 tile is two BRAM18K), URAM, and
 cycles (the kernel time times the board's clock); and the figures of the same design with
-AutoSA's binding of every buffer to block RAM (``+bram``) and with PE drains that move a word
-per cycle (``+wd``, as AutoSA's drain modules do) where they differ. Nothing here is fitted: the model's
+AutoSA's binding of every buffer to block RAM (``+bram``) and with PE drain processes that move
+a word per cycle from ping-pong blocks (``+wd``; by default the PEs pack their own words) where
+they differ. Nothing here is fitted: the model's
 constants are the platform tables (odyssey/platforms/*.json, each with its source).
 """
 
@@ -30,7 +31,7 @@ from odyssey.platforms import available, load_platform
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "results" / "boards" / "autosa_u250.json"
 FIGURES = ("dsp", "lut", "ff", "bram18k", "uram", "cycles")
-#: the same design with AutoSA's binding (`+bram`) and with word drains (`+wd`)
+#: the same design with AutoSA's binding (`+bram`) and with PE drain processes (`+wd`)
 VARIANTS = ("+bram", "+wd")
 
 

@@ -90,6 +90,10 @@ class Channel:
     kind: Literal["stream", "blocks"]
     partition: tuple[Partition, ...] = ()
     bits_sym: Expr = const(0)  # ``bits`` at every tiling
+    #: a deep FIFO's depth at every tiling (None: a shift register of ``depth`` items), stored
+    #: in memory as ``storage`` binds it (:func:`channel_impl`)
+    depth_sym: Expr | None = None
+    storage: Storage = "rule"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +195,10 @@ def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
     """Build the array of ``ctx`` (its modules, wiring and call order) and describe it; its DRAM
     ports go to the channels of ``platform``'s kernel memory (default: the U250's)."""
     arr = build_array(ctx)
+    deep: Storage = "bram" if ctx.tiling.design.storage == "bram" else "rule"
     channels = tuple(Channel(f.name, f.ctype, f.bits, f.depth, "blocks" if f.kind == "blocks" else "stream",
-                             arr.partitions.get(f.name, ()), f.bits_sym) for f in arr.fifos.values())
+                             arr.partitions.get(f.name, ()), f.bits_sym, f.depth_sym, deep)
+                     for f in arr.fifos.values())
     processes = tuple(Process(i.func, i.template_args, i.args, arr.channels(i)) for i in arr.instances)
     modules = tuple(arr.functions.values())
     ports = _on_channels(ctx, _ports(ctx), modules, platform or load_platform(DEFAULT_PLATFORM))
@@ -200,7 +206,7 @@ def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
     hardware = []
     for f in modules:
         first = next(p for p in processes if p.func == f.name)
-        outs = tuple(StreamOut(by_name[c].bits_sym, by_name[c].depth) for c, d in first.channels
+        outs = tuple(StreamOut(by_name[c].bits_sym, by_name[c].depth, by_name[c].depth_sym) for c, d in first.channels
                      if d == "out" and by_name[c].kind == "stream")
         hardware.append(ModuleHardware(f.name, arr.counts[f.name], arr.operators[f.name], outs,
                                        arr.registers.get(f.name, ())))
@@ -265,8 +271,9 @@ def _buffers(ctx: Ctx) -> tuple[Buffer, ...]:
     for g in t.space:
         pes_sym = pes_sym * g.outer_sym
     o = ctx.output
-    out.append(Buffer("acc", "accumulator", o.name, "PE", o.array.name, o.ctype, o.bits, (acc_n,), (acc_sym,),
-                      True, t.num_pes, pes_sym, ctx.acc_partition(), ctype=acc_t(ctx)))
+    if not ctx.pe_words:  # a PE that packs its own words hands them over through its FIFO
+        out.append(Buffer("acc", "accumulator", o.name, "PE", o.array.name, o.ctype, o.bits, (acc_n,), (acc_sym,),
+                          True, t.num_pes, pes_sym, ctx.acc_partition(), ctype=acc_t(ctx)))
     out.append(Buffer("acc_running", "running_sums", o.name, "PE", o.array.name, o.ctype, o.bits, (acc_n,),
                       (acc_sym,), False, t.num_pes, pes_sym))
     if has_cin(ctx):  # words of the output's packing, one per drain-path word
@@ -277,6 +284,14 @@ def _buffers(ctx: Ctx) -> tuple[Buffer, ...]:
                           (words_sym,), True, n, n_sym, packing_lanes=o.lanes, bits_sym=o.lanes_sym * o.bits,
                           ctype=io.blk_t(o)))
     return tuple(out)
+
+
+def channel_impl(c: Channel) -> str:
+    """Where a stream is stored: a shift register (``srl``), or a deep FIFO (``depth_sym``) in
+    block or distributed RAM by the bank rule (``fabric.json`` ``bram``) or its binding."""
+    if c.depth_sym is None:
+        return "srl"
+    return fabric_costs().bank_impl(c.bits, c.depth, c.storage)
 
 
 def buffer_impl(b: Buffer) -> str:

@@ -323,9 +323,33 @@ class Ctx:
     @property
     def serial_drain(self) -> bool:
         """Whether the PE drains stream their blocks one element per cycle: where none of
-        them reads partial sums (no output chain through the PEs, none from DRAM). Those that
-        do move a word of ``LANES`` elements per cycle, so the partial-sum path streams."""
-        return self.output.chain is None and not self.needs_cin and not self.tiling.design.word_drain
+        them reads partial sums (no output chain through the PEs, none from DRAM) and the PEs
+        do not pack their own words (:attr:`pe_words`: a row-major output). Those that read
+        partial sums move a word of ``LANES`` elements per cycle, so the partial-sum path
+        streams."""
+        d = self.tiling.design
+        return self.output.chain is None and not self.needs_cin and not d.word_drain and not self.pe_words
+
+    @property
+    def pe_words(self) -> bool:
+        """Whether each PE packs its finished results into words itself, in the order it
+        finishes them (its pipeline's order: :meth:`emission_axes`), and writes them to its
+        drain module through a FIFO one visit of words deep, with no accumulator block and no PE
+        drain process, as AutoSA's PE hands its results to a drain module that buffers them:
+        by default where no drain reads partial sums (no output chain through the PEs, none
+        from DRAM) and the output's DRAM image is serialized (its record follows the words'
+        order); ``+wd`` designs have PE drain processes instead. The FIFO holds a visit of
+        words, so the PEs never wait for the drain chain within a visit, and the chain moves
+        a word per cycle (where a PE drain that streamed one element per cycle made it wait
+        LANES cycles per word: :attr:`serial_drain`, now only with a row-major output)."""
+        return (not self.tiling.design.word_drain and self.output.chain is None and not self.needs_cin
+                and self.output.layout == "serialized")
+
+    def emission_axes(self) -> list[tuple[str, str, Expr]]:
+        """The order in which a PE finishes its results: ``(var, loop, trip)`` of its pipeline's
+        loops over parallel loops (:meth:`pe_loops`), outer to inner; the result of a point is
+        the element ``x1 * T_2 + x2`` of its loop's accumulator axis (:meth:`local`)."""
+        return [(var, loop, trip) for var, loop, trip, _ in self.pe_loops() if loop in self.parallel]
 
     def acc_partition(self) -> tuple[Partition, ...]:
         """Banks of the accumulator block. A serial drain (:attr:`serial_drain`) reads one

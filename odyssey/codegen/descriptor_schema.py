@@ -48,8 +48,9 @@ from odyssey.mapping.space import Level
 #: 10: each module's pipeline ``registers`` (kind, symbolic width and count, a hold's cycles)
 #: 11: each buffer's ``storage`` (``rule``: the platform's fill rule; ``bram``: a ``+bram``
 #: design; ``uram``: an I/O block of a ``+uram`` design)
-SchemaVersion = Literal[11]
-SCHEMA_VERSION: Final[SchemaVersion] = 11
+#: 12: a FIFO's ``depth_sym`` and ``storage`` (a deep FIFO, stored in memory: design option ``+pw``)
+SchemaVersion = Literal[12]
+SCHEMA_VERSION: Final[SchemaVersion] = 12
 
 AssignOp = Literal["=", "+=", "-=", "*="]
 OutputAccumulation = Literal["on_chip", "partial_sums_leave_array"]
@@ -298,10 +299,13 @@ class RegisterJson(TypedDict):
 
 
 class StreamOutJson(TypedDict):
-    """A FIFO of ``bits_sym``-bit items, ``depth`` deep."""
+    """A FIFO of ``bits_sym``-bit items, ``depth`` deep: a shift register, or where
+    ``depth_sym`` is given (its depth at every tiling) a memory bound by ``storage``."""
 
     bits_sym: ExprJson
     depth: int
+    depth_sym: ExprJson | None
+    storage: StorageJson
 
 
 class ModuleJson(TypedDict):

@@ -70,6 +70,9 @@ class StreamOut:
 
     bits: Expr
     depth: int
+    #: a deep FIFO's depth at every tiling, stored in memory by the bank rule (None: a shift
+    #: register of ``depth`` items)
+    depth_sym: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)

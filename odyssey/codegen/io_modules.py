@@ -320,24 +320,9 @@ def _chain_timing(ctx: Ctx, op: OperandGeom, level: int) -> tuple[Expr, Expr, Ex
         own_blocks = own_blocks * ctx.g(lower).outer_sym
     own = own_blocks * acc
     if level == len(op.inj) - 1:
+        # the level below is the PEs' (or PE drains') FIFOs: a word per cycle (a serial PE
+        # drain packs nothing: only a row-major output, of one element per word, has one)
         rate: Expr = const(1)
-        if ctx.serial_drain:  # packed or not at this tiling: LANES is 1 where it is not
-            # a serial PE drain packs one element per cycle: a word every LANES cycles. A stage
-            # of the chain holds ``c = 2 * fifo_depth + 2`` of its own words ahead: its PE
-            # drain's FIFO and its module's output FIFO, and one word in each of the two
-            # processes, blocked on a full FIFO; every stage fills them at once, at the start of
-            # a visit. The rest are made while the chain waits for them, so a module's own words
-            # of a visit take ``c + (own - c) * LANES`` cycles where ``own > c``, and every word
-            # of the chain was made so: the chain moves at that average pace. (MM 256^3
-            # `i-ij.k`, 97 PEs of 81 two-lane words: 136,759 simulated cycles, 113,169 modelled
-            # at a word per cycle, 2026-11-27; `tests/codegen/test_drain_pace.py`)
-            # (whether the words are packed depends on the tiling, through ``lanes_sym``; the
-            # rate must hold at every tiling of the model, so it is never decided here: at one
-            # lane it is 1. Decided at the representative tiling, MM 1024^3 `ij-ij.k` at
-            # T_i2=512, T_j2=2 was modelled at 645,657 cycles where its own design's model
-            # gives 1,034,382, 2026-11-28)
-            held = 2 * fifo + 2
-            rate = where(lt(held, own), (held + (own - held) * op.lanes_sym) / own, 1)
     else:
         _, _, low_head = _chain_timing(ctx, op, level + 1)
         low_words = own  # a lower chain's head moves a whole row of this level's own words

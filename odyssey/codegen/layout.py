@@ -179,6 +179,13 @@ def _acc_decls(ctx: Ctx, op: OperandGeom) -> tuple[tuple[str, str], ...]:
     f = f"aw * {op.lanes_macro} + {{lane}}" if op.lanes > 1 else "aw"
     out = [("f", f)]
     stride = ""
+    if ctx.pe_words:  # the PE's order (Ctx.emission_axes): its pipeline's parallel loops
+        for var, _, trip in reversed(ctx.emission_axes()):
+            div = f"f / ({stride})" if stride else "f"
+            out.append((var, f"{div} % ({to_c(trip)})"))
+            stride = f"{stride} * ({to_c(trip)})" if stride else f"({to_c(trip)})"
+        local = [(f"a_{name}", ctx.local(name, "0")) for name, _, _ in ctx.acc_dims()]
+        return (out[0], *reversed(out[1:]), *local)
     for name, size, _ in reversed(ctx.acc_dims()):
         div = f"f / ({stride})" if stride else "f"
         out.append((f"a_{name}", f"{div} % ({to_c(size)})"))

@@ -188,6 +188,14 @@ def pe_registers(ctx: Ctx, lanes: Expr, ops: tuple[OperatorUse, ...]) -> tuple[R
     return tuple(out)
 
 
+def pe_word_registers(ctx: Ctx) -> tuple[RegisterUse, ...]:
+    """The output word a PE that packs its own words (:attr:`Ctx.pe_words`) assembles: a
+    register of the word's bits where the tiling packs (``LANES > 1``; else the result is
+    written as it is)."""
+    lanes = ctx.output.lanes_sym
+    return (RegisterUse("word", where(lt(1, lanes), lanes * ctx.output.bits, 0), const(1)),)
+
+
 def lane_tree(values: list[str], op: str) -> str:
     """C text combining ``values`` in a balanced tree: each level pairs neighbours, and a
     level of odd width carries its last value to the front of the next, where it meets a
@@ -362,12 +370,15 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     idx = ctx.acc_index(acc_vals)
     # the running sums live in a plain array (`sums`, what the DEPENDENCE pragma describes);
     # the last reduction step also writes the result into the accumulator block for the drain
-    store: Stmt = Line(f"acc[{idx}] = s")
+    done: tuple[Stmt, ...] = (Line(f"acc[{idx}] = s"),)
+    if ctx.pe_words:  # the result, packed into the PE's output word (_emit_word)
+        done, port = _emit_word(ctx, variant, idx)
+        params.append(port)
     if last_parts:
-        store = If(" && ".join(last_parts), (store,))
+        done = (If(" && ".join(last_parts), done),)
     body: list[Stmt] = [*reads, *lane_loops,
                         Decl(octype, "s", init=f"({first}) ? v : ({octype})(sums[{idx}] {comb} v)"),
-                        Line(f"sums[{idx}] = s"), store]
+                        Line(f"sums[{idx}] = s"), *done]
     loops = ctx.pe_loops()
     compute: tuple[Stmt, ...] = tuple(body)
     d_dist = ctx.recurrence_distance()
@@ -381,24 +392,56 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     if not loops:
         compute = tuple(body)
 
-    # the accumulator is a block held for one accumulation period (the inner reduction tile
-    # loops); the drain process streams the previous period's block while this one computes
-    params.append(Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="out"))
-    params.extend(scalar_params(ctx))
     inner = ctx.tile_loops(ctx.inner_reduction, compute)
-    body_v = (Scope((Line(f"hls::write_lock<{acc_t(ctx)}> acc(acc_blocks)"), *inner)),)
+    head: tuple[Stmt, ...] = ()
+    if ctx.pe_words:  # the results leave as words through the PE's output FIFO: no block
+        params.extend(scalar_params(ctx))
+        body_v: tuple[Stmt, ...] = inner
+        if ctx.output.packed:
+            head = (Decl(ctx.output.word_type, "ow"), Decl("int", "wn", init="0"))
+    else:
+        # the accumulator is a block held for one accumulation period (the inner reduction
+        # tile loops); the drain process streams the previous period's block while this one
+        # computes
+        params.append(Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="out"))
+        params.extend(scalar_params(ctx))
+        body_v = (Scope((Line(f"hls::write_lock<{acc_t(ctx)}> acc(acc_blocks)"), *inner)),)
     # the running sums' storage, bound as the resource model prices it (fabric.json `bram`:
     # block RAM where it fills enough of it, else distributed RAM); one read and one write
     # port per iteration: simple dual port
     impl = fabric_costs().bank_impl(ctx.output.bits, ctx.acc_size()[1],
                                     "bram" if ctx.tiling.design.storage == "bram" else "rule")
     full = (Decl(octype, "sums", dims=(ctx.acc_size()[0],)),
-            Pragma(f"HLS BIND_STORAGE variable=sums type=ram_s2p impl={impl}"),
+            Pragma(f"HLS BIND_STORAGE variable=sums type=ram_s2p impl={impl}"), *head,
             *ctx.tile_loops(ctx.order[: ctx.out_trunc], body_v))
     template = tuple(f"int p_{s}" for s in ctx.tiling.design.space_loops)
     name = variant.compute_name()
     return Function(name, tuple(params), full, template=template, kind="pe",
                     comment=f"{name}: processing element (II={ii}).")
+
+
+def _emit_word(ctx: Ctx, variant: PEVariant, idx: str) -> tuple[tuple[Stmt, ...], Param]:
+    """A finished result ``s`` (accumulator element ``idx``) on its way out of a PE that packs
+    its own words (:attr:`Ctx.pe_words`): what a drain would do to it (a start value that is
+    not the reduction's identity, a scaling: :func:`_drain_lane`), then shifted into the word
+    ``ow``, which leaves through ``fifo_<out>_drain`` when its ``LANES`` elements are in (one
+    element per word where the tiling does not pack), and the port."""
+    out = ctx.output
+    lane = _drain_lane(ctx, variant, "s", "s", idx, const(1))
+    assert lane.bw_init is None, "a PE that packs its own words reads no partial sums"
+    port = next(p for p in lane.params if p.direction == "out")
+    # the result is written in the pipeline's last stage, depth - 1 cycles after its
+    # iteration issues: the timed simulation stamps the word then (no effect elsewhere)
+    lag = ctx.pe_depth() - 1
+    write = (Line(f"ODYSSEY_WRITE_LAG({lag})"), StreamWrite(port.name, "ow" if out.packed else "r"),
+             Line("ODYSSEY_WRITE_LAG(0)"))
+    if not out.packed:
+        return (*lane.body, *write), port
+    b, lanes_m = out.bits, out.lanes_macro
+    return (*lane.body, Line(f"ow = ow >> {b}"),
+            Line(f"ow({lanes_m} * {b} - 1, ({lanes_m} - 1) * {b}) = bits_of(r)"),
+            If(f"wn == {lanes_m} - 1", (*write, Line("wn = 0")), (Line("wn++"),),
+               freq=const(1) / sym(lanes_m))), port
 
 
 def _lane_tree(ctx: Ctx, simd_lanes: int, lane_vals: list[Stmt], rhs: str, guard: str | None) -> tuple[Stmt, ...]:
@@ -539,12 +582,11 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[Ope
     """Streams a finished accumulator block out in words of ``LANES`` elements (the output's
     packing), with the operators it instantiates (one for each real combination: a partial
     sum, a start value that is not the reduction's identity, a scaling). Where no drain of
-    the design reads partial sums (:attr:`Ctx.serial_drain`), one element per cycle, packed by
-    shifting (a word leaves every ``LANES`` cycles): that keeps pace with its PE, which
-    finishes at most one element per iteration, and lets the block live in one memory bank
-    with one operator per combination. Else a word per cycle, so that the partial-sum path
-    streams: the lanes of a word are unrolled, each with its operators, and the block is
-    split into banks that serve them."""
+    the design reads partial sums and the output is row-major (:attr:`Ctx.serial_drain`; with
+    a serialized output the PEs pack their own words, :attr:`Ctx.pe_words`), one element per
+    cycle from one memory bank, with one operator per combination (row-major words are one
+    element). Else a word per cycle, so that the partial-sum path streams: the lanes of a word
+    are unrolled, each with its operators, and the block is split into banks that serve them."""
     out = ctx.output
     b, word = out.bits, out.word_type
     packed = out.packed
@@ -553,19 +595,11 @@ def pe_drain_function(ctx: Ctx, variant: PEVariant) -> tuple[Function, tuple[Ope
         # no partial sums come in (``serial_drain``): the element is the accumulator's alone
         lane = _drain_lane(ctx, variant, "bw", "acc[e]", "e", const(1))
         assert lane.bw_init is None, "a serial drain reads no partial sums"
-        if not packed:
-            drain = For("e", acc, (*lane.body, StreamWrite(lane.target, "r")), pipeline_ii=1,
-                        pipeline_depth=ctx.drain_depth())
-            return _drain_function(ctx, variant, drain, (), lane, "one element per cycle")
-        lanes_m = f"LANES_{out.name}"
-        every = const(1) / sym(lanes_m)  # once per word
-        body = (*lane.body, Line(f"ow = ow >> {b}"),
-                Line(f"ow({lanes_m} * {b} - 1, ({lanes_m} - 1) * {b}) = bits_of(r)"),
-                If(f"ln == {lanes_m} - 1", (StreamWrite(lane.target, "ow"), Line("ln = 0")), (Line("ln++"),),
-                   freq=every))
-        drain = For("e", acc, body, pipeline_ii=1, pipeline_depth=ctx.drain_depth())
-        return _drain_function(ctx, variant, drain, (Decl(word, "ow"), Decl("int", "ln", init="0")), lane,
-                               "one element per cycle")
+        # only a row-major output has one (:attr:`Ctx.pe_words`), whose words are one element
+        assert not packed, "a serial PE drain moves unpacked elements"
+        drain = For("e", acc, (*lane.body, StreamWrite(lane.target, "r")), pipeline_ii=1,
+                    pipeline_depth=ctx.drain_depth())
+        return _drain_function(ctx, variant, drain, (), lane, "one element per cycle")
     # the lanes of a word at every tiling (1 where a tiling does not pack the output: the
     # symbolic lanes say so), not at this one: the models read these counts at every tiling
     if packed:

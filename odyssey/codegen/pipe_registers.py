@@ -7,7 +7,8 @@ statements as soon as their operands are ready (the operator latencies of the pl
 memory reads are read when needed), and counts what ``fabric.json``'s ``pipeline`` prices:
 
 * one enable per stage, ``2 +`` the latest value's cycle (read and write stages);
-* each operand word read from a stream (its item's bits);
+* each operand word read from a stream (its item's bits), and each word the pipeline
+  assembles itself and writes to a stream (a PE that packs its own results: ``+pw``);
 * each floating-point operator's result (the operators counted by the witness);
 * a delay line for each floating-point operand that waits for the other operand of its
   operator (a lane left over at a level of the lanes' tree waiting for the next level's
@@ -50,6 +51,7 @@ _ASSIGN = re.compile(r"^(\w+) = (.*);$")
 _READ = re.compile(r"^(\w+) (\w+) = (\w+)\.read\(\);$")
 _ARRAY = re.compile(r"^((?:unsigned |signed )?[A-Za-z_]\w*) (\w+)\[\w+\];$")
 _ELEM = re.compile(r"^(\w+)\[(.+)\] = (.*);$")
+_WRITE = re.compile(r"^(\w+)\.write\((\w+)\);$")
 
 
 @dataclass
@@ -113,10 +115,22 @@ def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, 
             elif n.kind == "line":
                 step(n.text.strip(), lanes)
 
+    read_words: set[str] = set()
+    assembled: set[str] = set()
+
     def step(text: str, lanes: dict[str, int]) -> None:
         if (m := _READ.match(text)) is not None:
             ready[m.group(2)] = 0
+            read_words.add(m.group(2))
             out.word_bits += types.get(m.group(1)) or FP_BITS.get(m.group(1), 0)
+            return
+        if (w := _WRITE.match(text)) is not None:
+            # a word the pipeline assembles and writes (a PE that packs its own results):
+            # a register of the word's bits
+            word = w.group(2)
+            if word not in read_words and word not in assembled and types.get(decls.get(word, "")):
+                assembled.add(word)
+                out.word_bits += types[decls[word]]
             return
         if (e := _ELEM.match(text)) is not None:
             if e.group(1) not in registers:

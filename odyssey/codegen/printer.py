@@ -5,7 +5,7 @@ and, for designs with pass loops, the loop that calls the region once per pass."
 
 from __future__ import annotations
 
-from odyssey.codegen.array_ir import ArrayIR, buffer_impl
+from odyssey.codegen.array_ir import ArrayIR, buffer_impl, channel_impl
 from odyssey.codegen.context import TYPE_TAG, Ctx
 from odyssey.codegen.hls_ast import (
     Call,
@@ -63,8 +63,8 @@ def _region_body(ir: ArrayIR) -> tuple[Stmt, ...]:
         if ch.kind == "stream":
             body.append(Decl(f"hls::stream<{ch.ctype}>", ch.name, ctor_args=(f'"{ch.name}"',)))
             body.append(Pragma(f"HLS STREAM variable={ch.name} depth={ch.depth}"))
-            # a shift-register FIFO whatever its size, as the resource model prices it
-            body.append(Pragma(f"HLS BIND_STORAGE variable={ch.name} type=fifo impl=srl"))
+            # a shift register (a deep FIFO: memory by the bank rule), as the resource model prices it
+            body.append(Pragma(f"HLS BIND_STORAGE variable={ch.name} type=fifo impl={channel_impl(ch)}"))
         else:
             body.append(Decl(f"hls::stream_of_blocks<{ch.ctype}>", ch.name))
             for part in (pt for pt in ch.partition if pt.factor > 1):

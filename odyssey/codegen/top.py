@@ -32,11 +32,12 @@ from odyssey.codegen.pe import (
     pe_function,
     pe_operators,
     pe_registers,
+    pe_word_registers,
     variant_count,
     variant_of,
 )
 from odyssey.errors import CodegenError
-from odyssey.expr import Expr, const, evaluate, mul
+from odyssey.expr import Expr, const, emax, evaluate, mul
 from odyssey.platforms import assumption
 
 
@@ -48,6 +49,9 @@ class Fifo:
     depth: int
     kind: str  # "stream" or "blocks"
     bits_sym: Expr = const(0)  # the item's width at every tiling (0 for blocks)
+    #: a deep FIFO's depth at every tiling (None: a shift register of the fixed ``depth``); it is
+    #: stored in memory, block RAM or distributed RAM by the bank rule (``fabric.json`` ``bram``)
+    depth_sym: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +92,17 @@ class Array:
         return f.name
 
     def fifo(self, name: str, ctype: str, bits: int, depth: int | None = None, kind: str = "stream",
-             partition: tuple[Partition, ...] = (), bits_sym: Expr | None = None) -> str:
+             partition: tuple[Partition, ...] = (), bits_sym: Expr | None = None,
+             depth_sym: Expr | None = None) -> str:
+        """Declare a channel; ``depth_sym`` (the depth at every tiling) makes it a deep FIFO,
+        stored in memory by the bank rule (:class:`Fifo`), where the others are shift
+        registers of the platform's ``fifo_depth``."""
         if depth is None:
             depth = assumption("fifo_depth").value
         if partition:
             self.partitions[name] = partition
         self.fifos.setdefault(name, Fifo(name, ctype, bits, depth, kind,
-                                         bits_sym if bits_sym is not None else const(bits)))
+                                         bits_sym if bits_sym is not None else const(bits), depth_sym))
         return name
 
     def typedef(self, t: Typedef) -> None:
@@ -201,15 +209,16 @@ def build_array(ctx: Ctx) -> Array:
     # PEs
     pe_ops = pe_operators(ctx, simd_sym)
     pe_regs = pe_registers(ctx, simd_sym, pe_ops)
+    if ctx.pe_words:  # each PE packs its own words: what its drain would compute is its own
+        _, own_ops = pe_drain_function(ctx, variant_of(ctx, positions[0]))
+        pe_ops, pe_regs = pe_ops + own_ops, pe_regs + pe_word_registers(ctx)
+        # a visit of its words, and at least the shift registers' depth
+        words_sym = emax(assumption("fifo_depth").value, ctx.out_words_sym())
+        words = int(evaluate(words_sym, ctx.env))
     for pos in positions:
         variant = variant_of(ctx, pos)
         fname = arr.fn(pe_function(ctx, variant, simd), variant_count(ctx, variant), pe_ops, pe_regs)
-        drain_fn, drain_ops = pe_drain_function(ctx, variant)
-        dname = arr.fn(drain_fn, variant_count(ctx, variant, drain=True), drain_ops)
-        acc_blocks = arr.fifo(f"acc_{_pos_name(pos, space)}", acc_t(ctx), 0, kind="blocks")
-        arr.partitions[acc_blocks] = ctx.acc_partition()
         args: list[str] = []
-        dargs: list[str] = [acc_blocks]
         for op in ctx.inputs:
             vl = simd if op.simd else 1
             vword = f"{op.name}_v{vl}"
@@ -218,8 +227,21 @@ def build_array(ctx: Ctx) -> Array:
                 east = dict(pos)
                 east[op.chain] += 1
                 args.append(pe_fifo(op, east, vword, vl * op.bits))
-        args.append(acc_blocks)
         key = _pos_name(pos, space)
+        kscalars = tuple(name for name, _ in ctx.kernel_scalars)  # broadcast to every PE
+        if ctx.pe_words:
+            # its output FIFO holds a visit of its words (AutoSA's drain module buffers them):
+            # the PE never waits for the drain chain within a visit
+            args.append(arr.fifo(f"fifo_{out.name}_drain_{key}", oct_, obits, depth=words, bits_sym=obits_sym,
+                                 depth_sym=words_sym))
+            arr.add(fname, tuple(pos[s] for s in space), *args, *kscalars)
+            continue
+        drain_fn, drain_ops = pe_drain_function(ctx, variant)
+        dname = arr.fn(drain_fn, variant_count(ctx, variant, drain=True), drain_ops)
+        acc_blocks = arr.fifo(f"acc_{_pos_name(pos, space)}", acc_t(ctx), 0, kind="blocks")
+        arr.partitions[acc_blocks] = ctx.acc_partition()
+        dargs: list[str] = [acc_blocks]
+        args.append(acc_blocks)
         if variant.out_head:
             if ctx.needs_cin and ctx.main.op != "=":
                 dargs.append(ofifo(f"fifo_{out.name}_cin_{key}"))
@@ -232,7 +254,6 @@ def build_array(ctx: Ctx) -> Array:
             assert out.chain is not None
             after[out.chain] += 1
             dargs.append(ofifo(f"fifo_{out.name}_PE_{_pos_name(after, space)}"))
-        kscalars = tuple(name for name, _ in ctx.kernel_scalars)  # broadcast to every PE
         arr.add(fname, tuple(pos[s] for s in space), *args, *kscalars)
         arr.add(dname, tuple(pos[s] for s in space), *dargs, *kscalars)
 

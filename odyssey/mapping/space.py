@@ -100,9 +100,10 @@ class Design:
     #: percent of each PE's multiply lanes whose multiplier is built in LUT fabric, not a DSP
     #: slice (``floor(P * SIMD / 100)`` lanes; design id suffix ``+lutP``; integer statements)
     lut_mul_percent: int = 0
-    #: the PE drains move a word of the output's lanes per cycle from a banked accumulator
-    #: block (design id suffix ``+wd``), where by default a design whose drains read no partial
-    #: sums streams one element per cycle from one bank (:attr:`odyssey.codegen.context.Ctx.serial_drain`)
+    #: PE drain processes that move a word of the output's lanes per cycle from a banked
+    #: accumulator block (design id suffix ``+wd``), where by default a design whose drains
+    #: read no partial sums has PEs that pack their own words
+    #: (:attr:`odyssey.codegen.context.Ctx.pe_words`)
     word_drain: bool = False
     #: where the on-chip buffers are bound: ``rule`` (default: block RAM where a bank fills
     #: enough of its RAMB18E2s, ``platforms/fabric.json`` ``bram.min_fill``, else distributed
@@ -165,10 +166,10 @@ class KernelSpace:
         * ``+lutP``: ``P`` percent (1-100) of each PE's multiply lanes, ``floor(P * SIMD /
           100)``, multiply in LUT fabric instead of DSP slices (AutoSA's int8 board design
           moved half by hand: ``+lut50``); integer statements with one multiply per lane;
-        * ``+wd``: PE drains that move a word of the output's lanes per cycle (LANES/2 banks of
-          the accumulator block, an operator per lane where the drain combines), for a design
-          whose drains would otherwise stream one element per cycle: its drain chain then moves a
-          word per cycle, not one every LANES cycles (long 1-D output-stationary chains);
+        * ``+wd``: PE drain processes that move a word of the output's lanes per cycle from a
+          ping-pong accumulator block (LANES/2 banks, an operator per lane where the drain
+          combines), for a design whose PEs would otherwise pack their own words (no partial
+          sums read: :attr:`odyssey.codegen.context.Ctx.pe_words`);
         * ``+bram``: every on-chip buffer (feeders' and loaders' blocks, PE accumulators, partial
           sums) bound to block RAM however shallow, as AutoSA binds its buffers (``RAM_1P_BRAM``,
           ``RAM_2P_BRAM``): block RAM instead of the LUTs of distributed RAM for small banks;

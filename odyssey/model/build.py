@@ -67,7 +67,6 @@ from odyssey.errors import ModelError, PlatformError
 from odyssey.expr import (
     Expr,
     Mul,
-    add,
     const,
     eceil,
     emax,
@@ -187,15 +186,11 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
     # a chain's boundary module moves a subset of what its head moves: never the slowest
     drain_path = [n for n, m in mods.items() if m["role"] in ("drain", "writer") and not m["boundary"]]
     d_out = pipeline_depth(mods[l3_out_name], subst)
-    # a PE drain that packs its words one element per cycle (a write every 1/f iterations, f
-    # the frequency of its word branches) is in series with the drain chain after it: the
-    # stages after it start with its first word, its last word crosses every chain level
-    pe_drains = [n for n in drain_path if mods[n]["kind"] == "pe_drain"]
-    per_word = read_back_fraction(mods[pe_drains[0]], subst) if pe_drains else None
-    first_word = const(0) if per_word is None else 1 / per_word - 1 + pipeline_depth(mods[pe_drains[0]], subst)
-    chain_fill = const(0) if per_word is None else \
-        add(*[fill[n] for n in drain_path if mods[n]["kind"] == "io_drain"])
     inner_tiles = pass_tiles / out_visits
+    # the PEs' first output visit: its inner reduction tiles run in one pipeline (the tile
+    # loops inside the block lock, or every loop of a PE that packs its own words, are one
+    # perfect nest with the PE loops), which fills once
+    visit = tile + (inner_tiles - 1) * iters * ii
     # the writer pays a burst's overhead after the burst's first word, before it reads the
     # next: the drain chain head that feeds it (the top drain level's head: one position
     # parameter) waits, with only its FIFO's words between them (writer_stall)
@@ -219,13 +214,12 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
             if inputs else const(0)
         # the epilogue: the last output tile's way out, through the slowest stage of the drain
         # path (the PE drains, the drain I/O levels and the writer): each stage's time per
-        # visit of an output tile, from its own AST; after a serial PE drain (``first_word``,
-        # ``chain_fill`` above)
-        drain = emax(*[eceil(lat[n] / out_visits) + (chain_fill if mods[n]["kind"] == "pe_drain"
-                                                     else eceil(fill[n] + first_word)) for n in drain_path])
+        # visit of an output tile, from its own AST, and its fill
+        drain = emax(*[eceil(lat[n] / out_visits) + (0 if mods[n]["kind"] == "pe_drain" else eceil(fill[n]))
+                       for n in drain_path])
         terms: dict[str, Expr] = {
             "PE": first + emax(*[lat[n] for n in pe_names]) + drain + d_out,
-            l3_out_name: first + tile * inner_tiles + lat[l3_out_name],
+            l3_out_name: first + visit + lat[l3_out_name],
         }
 
         def ahead(o: OperandJson, l_m: Expr) -> Expr:
@@ -255,7 +249,7 @@ def model_expressions(desc: Descriptor, *, burst_overhead: int, variant: str = "
             # a chain's boundary module moves a subset of what its head moves: never the bound
             elif m["role"] == "drain" and not m["boundary"]:
                 # the drain path starts with the first output visit, like the writer
-                terms[n] = first + tile * inner_tiles + stalled[n] + fill[n]
+                terms[n] = first + visit + stalled[n] + fill[n]
             elif m["role"] in ("chain", "loader") and not m["boundary"]:
                 # chains and loaders forward words as the reader delivers them: they start
                 # with the region, and after their last word the last tile is fed,

@@ -15,7 +15,8 @@ The construct costs (``platforms/fabric.json``, each with its source):
 * an operator: its core's LUT and FF;
 * a FIFO of ``W`` bits and depth ``D`` (each module's ``outputs``; every FIFO has one
   producer): below ``srl_min_depth`` items, ``D * W`` FF and ``mux_lut_per_bit * W`` LUT for
-  the read multiplexer, else ``W * ceil(D / srl_depth_per_lut)`` SRL LUTs; plus its control;
+  the read multiplexer, else ``W * ceil(D / srl_depth_per_lut)`` SRL LUTs; a deep FIFO (``+pw``)
+  in block or distributed RAM by the bank rule; plus its control;
 * a process: its state machine and handshake, plus one counter per loop that is not unrolled,
   ``ceil(log2(trip + 1))`` bits each, at ``lut_per_bit`` and ``ff_per_bit``;
 * a buffer bank bound to distributed RAM (:func:`odyssey.model.resources.on_bram` is 0):
@@ -90,9 +91,18 @@ def _sum(items: Iterable[Usage]) -> Usage:
     return out
 
 
-def fifo_usage(bits: Expr, depth: int, costs: FabricCosts) -> Usage:
-    """One stream FIFO of ``bits``-bit items, ``depth`` deep (see the module docstring)."""
+def fifo_usage(bits: Expr, depth: int, costs: FabricCosts, *, deep: Expr | None = None,
+               storage: str = "rule") -> Usage:
+    """One stream FIFO of ``bits``-bit items, ``depth`` deep (see the module docstring); a deep
+    FIFO (``deep``, its depth at every tiling) is a memory bound by ``storage`` (block RAM or
+    distributed RAM by the bank rule, :func:`~odyssey.model.resources.on_bram`) and its control."""
     f = costs.fifo
+    if deep is not None:
+        on = on_bram(bits, deep, costs.bram, storage)
+        lr = costs.lutram
+        lutram = lr.luts_per_block * ceil_div(bits, lr.block_width) * ceil_div(deep, lr.block_depth)
+        return Usage(lut=(1 - on) * lutram + f.control.lut, ff=bits * f.ff_per_bit + f.control.ff,
+                     bram18k=on * bank_blocks(bits, deep, costs.bram))
     if depth < f.srl_min_depth:
         lut = bits * f.mux_lut_per_bit if depth > 1 else const(0)
         ff = bits * depth
@@ -171,7 +181,9 @@ def module_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts) -
     """All instances of module function ``m``: operators, pipeline registers, the FIFOs they
     write, control."""
     one = operator_usage(m, subst, costs) + register_usage(m, subst, costs) + control_usage(m, subst, costs)
-    one = one + _sum(fifo_usage(_e(o["bits_sym"], subst), int(o["depth"]), costs) for o in m["outputs"])
+    one = one + _sum(fifo_usage(_e(o["bits_sym"], subst), int(o["depth"]), costs,
+                                deep=None if o["depth_sym"] is None else _e(o["depth_sym"], subst),
+                                storage=o["storage"]) for o in m["outputs"])
     return one.times(_e(m["count_sym"], subst))
 
 
@@ -305,8 +317,10 @@ def dsp_cut(desc: Descriptor, subst: Mapping[str, Expr], lanes: Expr, per_lane: 
         return full
     comb, acc = _shortfall(short)
     lack = None if acc is None else _no_accumulation(acc)
-    if lack is None or not drains:
+    if lack is None:
         return None
+    if not drains:  # PEs that pack their own words (no PE drains): each may lack its accumulation
+        return full - comb * num_pes(desc, subst) * lack
     bare = [m for m in drains if not any(cost(u) >= comb for u in m["operators"] if u["op"] != "neg")]
     if not bare:
         return full

@@ -160,7 +160,7 @@ def test_expression_arity_is_checked(mm: Any) -> None:
 
 def test_other_schema_version_says_to_regenerate(mm: Any) -> None:
     old = {**mm, "schema_version": 4}
-    with pytest.raises(DescriptorError, match=r"x.json: schema_version: 4 is not 11, .*regenerate the design"):
+    with pytest.raises(DescriptorError, match=r"x.json: schema_version: 4 is not 12, .*regenerate the design"):
         validate_descriptor(old, source="x.json")
 
 

@@ -71,15 +71,18 @@ def test_descriptor_sections() -> None:
     ks = space_of("mm.c")
     gen = generate(ks, ks.design("ij-ij.k"), MM)
     d = json.loads(dict(gen.files)["descriptor.json"])
-    assert d["schema_version"] == 11 and d["platform"] == "u250" and d["clock_mhz"] == 300.0
+    assert d["schema_version"] == 12 and d["platform"] == "u250" and d["clock_mhz"] == 300.0
     for key in ("kernel", "design", "tiling", "params", "loops", "modules", "memory", "compute", "topology",
                 "fifos", "passes", "processes", "ports"):
         assert key in d
     assert d["passes"]["loops"] == []  # partial sums stay on chip in ij-ij.k: one pass
     assert [p["name"] for p in d["ports"]] == ["A", "B", "C"]
     roles = {m["name"]: m["role"] for m in d["memory"]}
-    assert roles == {"A_block": "input_block", "B_block": "input_block", "acc": "accumulator",
-                     "acc_running": "running_sums"}
+    # the PEs pack their own words (no partial sums read): no accumulator block, a deep FIFO
+    assert roles == {"A_block": "input_block", "B_block": "input_block", "acc_running": "running_sums"}
+    assert not any(m["kind"] == "pe_drain" for m in d["modules"])
+    deep = [o for m in d["modules"] if m["kind"] == "pe" for o in m["outputs"] if o["depth_sym"] is not None]
+    assert len(deep) == sum(m["kind"] == "pe" for m in d["modules"]) and all(o["storage"] == "rule" for o in deep)
     readers = {m["operand"]: m["name"] for m in d["modules"] if m["kind"] == "io_l3_in"}
     assert readers == {"A": "A_IO_L3_in", "B": "B_IO_L3_in"}
     assert all(m["boundary"] == m["name"].endswith("_boundary") for m in d["modules"])

@@ -87,7 +87,11 @@ def test_lanes_combine_from_the_first_product_and_drains_add_no_zero() -> None:
     pe = ir.hardware_of("PE")
     ops = {(u.op, u.dtype): int(evaluate(u.count, env)) for u in pe.operators}
     assert ops == {("mul", "float"): 4, ("add", "float"): 4}  # 3 lane adds + 1 accumulation
-    assert ir.hardware_of("PE_drain").operators == ()
+    # the PEs pack their own words: no PE drain process, and no operator on the way out
+    assert not any(h.name.startswith("PE_drain") for h in ir.hardware)
+    ir_wd = _build(ks, ks.design("ij-ij.k+wd"), {"T_i1": 4, "T_j1": 4, "T_k1": 4, "T_i2": 2, "T_j2": 2, "T_k2": 4},
+                   "u250").ir
+    assert ir_wd.hardware_of("PE_drain").operators == ()
 
 
 def test_a_drain_chain_adds_real_partial_sums_only() -> None:

@@ -46,10 +46,12 @@ def test_fp32_lanes_form_the_printed_tree(tmp_path: Path) -> None:
     later: 2 + 4 + 24 + 8 = 38 stages; SIMD 8 has no odd level, so nothing waits."""
     _, r = _pe(tmp_path, "mm", MM, "ij-ij.k", {"T_i1": 8, "T_j1": 8, "T_k1": 16, "T_i2": 2, "T_j2": 2, "T_k2": 8})
     assert r.stages == 2 + 4 + 3 * 8 + 8
-    assert r.word_bits == 2 * 8 * 32
+    # two operand words of 8 lanes, and the output word of 4 lanes (2 x 2 results per PE)
+    # the PE assembles itself
+    assert r.word_bits == 2 * 8 * 32 + 4 * 32
     assert r.waits == []
     lut, ff = r.price(16 * 32, fabric_costs())  # 8 fmul and 8 fadd results
-    assert (lut, ff) == (0, 38 + 512 + 512)
+    assert (lut, ff) == (0, 38 + 512 + 128 + 512)
 
 
 def test_an_odd_level_delays_one_value(tmp_path: Path) -> None:
@@ -84,7 +86,7 @@ def test_int16_lanes_form_a_tree(tmp_path: Path) -> None:
     _, r = _pe(tmp_path, "autosa/mm_u16", {**MM, "K": "32"}, "ij-ij.k",
                {"T_i1": 8, "T_j1": 8, "T_k1": 16, "T_i2": 2, "T_j2": 2, "T_k2": 16})
     assert r.stages == 2 + 2 + math.ceil(math.log2(16)) + 1
-    assert r.word_bits == 2 * 16 * 16
+    assert r.word_bits == 2 * 16 * 16 + 4 * 16  # and the 4-lane output word it assembles
     assert r.waits == []
 
 

@@ -79,7 +79,7 @@ def test_swapped_calls_are_reported_and_fail_sequential_csim(tmp_path: Path) -> 
 
 
 def test_missing_depth_and_clock_and_lock_dependence_are_reported(tmp_path: Path) -> None:
-    out = _mm_design(tmp_path, "ij-ij.k")
+    out = _mm_design(tmp_path, "ij-ij.k+wd")  # PE drain processes: an accumulator block's lock
     src = out / "kernel.cpp"
     text = src.read_text()
     assert text.count("#pragma HLS DATAFLOW disable_start_propagation") == 1

@@ -58,11 +58,26 @@ def test_witness_equals_model(tmp_path: Path, kernel: str, sizes: dict[str, str]
 
 
 def test_the_printed_pe_has_one_add_per_lane_and_the_drain_none(tmp_path: Path) -> None:
-    """Closed form: an fp32 PE of SIMD 4 holds 4 multiplies and 3 + 1 adds; a drain of an
-    output without a chain and a zero start holds no operator (no `0 + x`)."""
+    """Closed form: an fp32 PE of SIMD 4 holds 4 multiplies and 3 + 1 adds, and nothing more
+    on the way out of an output without a chain and with a zero start (no `0 + x`): it packs
+    its own words; a `+wd` drain process holds no operator either."""
     w, _, _ = compare(_design(tmp_path, *CASES[0]), PLAT)
     assert w.operators["PE"] == {("mul", "fp32"): 4, ("add", "fp32"): 4}
-    assert w.operators["PE_drain"] == {}
+    assert "PE_drain" not in w.operators
+    kernel, sizes, design, tiling = CASES[0]
+    w, _, disagree = compare(_design(tmp_path / "wd", kernel, sizes, design + "+wd", tiling), PLAT)
+    assert w.operators["PE_drain"] == {} and not disagree
+
+
+def test_a_deep_fifo_rebound_is_caught(tmp_path: Path) -> None:
+    """The PEs' output FIFOs (a visit of words) are memories bound by the bank rule: bound to
+    block RAM instead, the witness sees the change and the model does not."""
+    d = _design(tmp_path, *CASES[0])
+    text = (d / "kernel.cpp").read_text()
+    assert "type=fifo impl=lutram" in text
+    bad = _edit(d, tmp_path / "bad", "type=fifo impl=lutram", "type=fifo impl=bram")
+    _, _, disagree = compare(bad, PLAT)
+    assert ("total", "bram18k") in {(x.where, x.resource) for x in disagree}
 
 
 def _edit(src: Path, dst: Path, old: str, new: str, count: int = -1) -> Path:

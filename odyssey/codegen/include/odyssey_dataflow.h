@@ -139,6 +139,7 @@ constexpr bool in_csim = false;
 #define ODYSSEY_PIPE_BEGIN(ii, depth) ((void)0)
 #define ODYSSEY_PIPE_ITER() ((void)0)
 #define ODYSSEY_PIPE_END() ((void)0)
+#define ODYSSEY_WRITE_LAG(n) ((void)0)
 #define ODYSSEY_DRAM(run) ((void)0)
 #define ODYSSEY_DRAM_PORT(run, port) ((void)0)
 #define ODYSSEY_TIMED_REPORT() ((void)0)

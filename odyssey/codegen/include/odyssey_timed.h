@@ -24,6 +24,9 @@
 //     if k >= D it needs the slot freed by the (k-D)-th read, done at read time r, so the write
 //     happens at `tw = max(t, r + 1)` (a stall if tw > t), else at `tw = t`. The item is stamped
 //     `tw + 1`: the reader can take it from that cycle on.
+//     Between ODYSSEY_WRITE_LAG(n) and ODYSSEY_WRITE_LAG(0) the stamp is `tw + 1 + n`: a
+//     pipeline writes a value it computes in its last stage, `n = depth - 1` cycles after the
+//     iteration issues (a PE that packs its own results), while its clock stays at the issue.
 //   FIFO read (hls::stream::read). A read at `t` of an item stamped `s` stalls to `max(t, s)`;
 //     that time is the read time used by the writer's slot accounting above.
 //   Blocks (hls::stream_of_blocks<B, D>, D blocks in the ring, default 2). The k-th write_lock
@@ -131,6 +134,7 @@ struct thread_clock {
   cycles depth = 0;
   bool in_pipeline = false;
   bool issued = false;
+  cycles write_lag = 0;  // ODYSSEY_WRITE_LAG: a write's item leaves that many cycles after it
 };
 
 #ifdef ODYSSEY_FIBERS
@@ -194,6 +198,9 @@ inline double& dram_free(std::size_t port) {
 #endif
 
 ODYSSEY_TIMED_HOT cycles now() { return local().t; }
+// Cycles between a write and its item's departure (ODYSSEY_WRITE_LAG, 0 by default).
+ODYSSEY_TIMED_HOT cycles write_lag() { return local().write_lag; }
+inline void set_write_lag(cycles n) { local().write_lag = n; }
 
 // ----- progress lines and Ctrl-C (see "Progress" and "Ctrl-C" above) ---------------------
 
@@ -306,7 +313,7 @@ class fifo_timing {
       wrapped_ = true;
     }
     if (timed) stall_until(at);
-    return at + 1;
+    return at + 1 + write_lag();
   }
 
   // The k-th read of an item stamped `stamp`.
@@ -585,6 +592,7 @@ inline void reset() {
 #define ODYSSEY_PIPE_BEGIN(ii, depth) ::odyssey::timed::pipe_begin((ii), (depth))
 #define ODYSSEY_PIPE_ITER() ::odyssey::timed::pipe_iter()
 #define ODYSSEY_PIPE_END() ::odyssey::timed::pipe_end()
+#define ODYSSEY_WRITE_LAG(n) ::odyssey::timed::set_write_lag(n)
 #ifdef ODYSSEY_FIBERS
 // Per call site and per task, as the thread-local counter below is per call site and thread.
 #define ODYSSEY_DRAM(run)                                                               \
