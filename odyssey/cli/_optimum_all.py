@@ -12,7 +12,7 @@ from typing import Any
 
 from odyssey.cli._common import defines, table, with_bindings, with_lut_variants, with_word_drain
 from odyssey.cli._engine import TaskProgress, engine_from
-from odyssey.cli._output import emit_json
+from odyssey.cli._output import emit_json, emit_report
 from odyssey.errors import OdysseyError
 
 #: largest array dimension of `--design all` (as `odyssey tune --design all`)
@@ -99,11 +99,12 @@ def run_optimum_all(args: argparse.Namespace) -> int:
     if run.interrupted:
         print(f"odyssey: interrupted; results of {len(records)} of {len(designs)} designs",
               file=sys.stderr)
-    if args.json:
-        doc = {"kernel": str(args.kernel), "platform": platform.name, "variant": "accurate",
-               "time_limit_s": args.time, "seed": args.seed, "interrupted": run.interrupted,
-               "best": best_id, "designs": [_clean(r) for r in records]}
-        emit_json(args.json, doc)
+    doc = {"kernel": str(args.kernel), "platform": platform.name, "variant": "accurate",
+           "time_limit_s": args.time, "seed": args.seed, "interrupted": run.interrupted,
+           "best": best_id, "designs": [_clean(r) for r in records]}
+    emit_json(args.json, doc)
+    if records:
+        emit_report(args.report, doc)
     if run.interrupted:
         return 130
     return 0 if best is not None else 2

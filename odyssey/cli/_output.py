@@ -20,7 +20,7 @@ from typing import Any, Literal, TextIO
 
 from odyssey.errors import OdysseyError
 
-Kind = Literal["file", "design", "folder", "study", "history"]
+Kind = Literal["file", "design", "folder", "study", "history", "report"]
 
 JSON_HELP = ("(`-`, or --json with no FILE: standard output, and the report goes to standard "
              "error)")
@@ -38,6 +38,19 @@ def add_json(parser: Any, what: str) -> None:
     """``--json [FILE]`` on ``parser``: ``what`` as JSON to FILE, or to standard output."""
     parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
                         help=f"write {what} as JSON to FILE {JSON_HELP}")
+
+
+def add_report(parser: Any, what: str) -> None:
+    """``--report DIR`` on ``parser``: an offline HTML page of ``what`` at the end of the run
+    (``odyssey report`` of the command's ``--json`` record; its outputs kind is ``report``)."""
+    parser.add_argument("--report", metavar="DIR",
+                        help=f"also write an offline HTML page of {what} into DIR (report.html, and its "
+                             "figures as report.json): `odyssey report` of the --json record")
+
+
+def is_report_dir(p: Path) -> bool:
+    """A folder a report may be written into: empty, an earlier report's, or a generated design."""
+    return not any(p.iterdir()) or (p / "report.html").is_file() or (p / "descriptor.json").is_file()
 
 
 def outputs(*items: tuple[str, Kind]) -> tuple[tuple[str, Kind], ...]:
@@ -74,6 +87,8 @@ def check_outputs(args: argparse.Namespace) -> None:
             check_dir_target(value, option, replaceable=_is_design)
         elif kind == "study":
             check_dir_target(value, option, replaceable=_is_study)
+        elif kind == "report":
+            check_dir_target(value, option, replaceable=is_report_dir)
         else:
             check_dir_target(value, option)
 
@@ -128,6 +143,24 @@ def emit_json(target: str | None, doc: Any, option: str = "--json") -> None:
         stream.flush()
         return
     emit_text(target, text, option)
+
+
+def emit_report(target: str | None, doc: Any) -> None:
+    """Write the report of record ``doc`` (the command's ``--json`` document) into folder
+    ``target`` (None: nowhere); where that fails, into a fallback folder that the message names."""
+    if target is None:
+        return
+    from odyssey.report import from_record, write_report
+
+    rep = from_record(doc, "this run")
+    try:
+        page, _ = write_report(rep, Path(target))
+    except OSError as exc:
+        kept = _fallback("report")
+        page, _ = write_report(rep, kept)
+        _failed("--report", Path(target), exc, kept)
+        return
+    print(f"report: {page}")
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

@@ -24,7 +24,7 @@ from odyssey.cli._common import (
     share,
     table,
 )
-from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
+from odyssey.cli._output import add_json, add_report, emit_dir, emit_json, emit_report, outputs
 from odyssey.errors import OdysseyError
 from odyssey.platforms import DEFAULT_PLATFORM, Platform, at_clock, design_platform, load_platform
 
@@ -295,6 +295,7 @@ def _cmd_model(args: argparse.Namespace) -> int:
     rows += [[p["name"], p["memory"], p["connectivity"], f"{p['pace_cycles_per_word']:.3f}"] for p in rec["dram_ports"]]
     print(table(rows))
     emit_json(args.json, rec)
+    emit_report(args.report, rec)
     return 0
 
 
@@ -389,4 +390,5 @@ def register(sub: Any) -> None:
                    help="accurate (default) or the max(compute, communication) simplification")
     m.add_argument("--layout", action="append", default=[], metavar="ARRAY=LAYOUT", help=LAYOUT_HELP)
     add_json(m, "the model's record (latency, resources, modules, off-chip bytes)")
-    m.set_defaults(func=_cmd_model, outputs=outputs(("json", "file")))
+    add_report(m, "the design at this tiling (headline, array, resources, roofline, modules)")
+    m.set_defaults(func=_cmd_model, outputs=outputs(("json", "file"), ("report", "report")))

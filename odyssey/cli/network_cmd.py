@@ -19,7 +19,7 @@ from odyssey.cli._common import (
 )
 from odyssey.cli._engine import TaskProgress, add_engine_options, engine_from
 from odyssey.cli._network_input import INPUT_SHAPE_HELP, input_shape, load_network_arg
-from odyssey.cli._output import add_json, emit_json, outputs
+from odyssey.cli._output import add_json, add_report, emit_json, emit_report, outputs
 from odyssey.errors import OdysseyError
 from odyssey.platforms import DEFAULT_PLATFORM
 
@@ -93,7 +93,7 @@ def _cmd_network(args: argparse.Namespace) -> int:
     finally:
         line.clear()
     return print_network(result, platform=platform.name, clock_mhz=platform.clock_mhz,
-                         design=args.design, json_out=args.json)
+                         design=args.design, json_out=args.json, report_out=args.report)
 
 
 def _task_gops(value: Any) -> float | None:
@@ -103,7 +103,7 @@ def _task_gops(value: Any) -> float | None:
 
 
 def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
-                  json_out: str | None) -> int:
+                  json_out: str | None, report_out: str | None = None) -> int:
     """Print the per-layer table and totals of a :class:`NetworkResult`, write its JSON to
     ``json_out``; the exit status."""
     from odyssey.network.network_tuning import network_record
@@ -153,7 +153,10 @@ def print_network(result: Any, *, platform: str, clock_mhz: float, design: str,
     if result.interrupted:
         print(f"odyssey: interrupted; results of {len(result.shapes)} of {n_shapes} shapes",
               file=sys.stderr)
-    emit_json(json_out, network_record(result))
+    record = network_record(result)
+    emit_json(json_out, record)
+    if result.shapes:
+        emit_report(report_out, record)
     if result.interrupted:
         return 130
     return 2 if result.missing else 0
@@ -256,6 +259,7 @@ def register(sub: Any) -> None:
                          "evolutionary search; with --transfer, evolutionary); an unknown name "
                          "lists them")
     add_json(nw, "per-layer results and totals")
+    add_report(nw, "the network (each layer's design, GOP/s, utilization, share of the time)")
     nw.add_argument("--shared-array", action="store_true",
                     help="one array for every layer: search the PE grid, SIMD, latency hiding and "
                          "buffer capacities once, tiles per layer (--time: per-layer optimum limit, "
@@ -274,4 +278,4 @@ def register(sub: Any) -> None:
                          "print the per-layer results as without --transfer")
     add_engine_options(nw, "(layer shape, design) searches")
     nw.set_defaults(func=_cmd_network, outputs=outputs(("json", "file"), ("history", "history"),
-                                                     ("table", "file")))
+                                                     ("table", "file"), ("report", "report")))

@@ -10,11 +10,6 @@ REPORT_HELP = ("a generated design directory (its model at its tiling), or the -
                "`odyssey model`, `tune`, `optimum` or `network`")
 
 
-def _replaceable(p: Path) -> bool:
-    """A folder a report may be written into: empty, an earlier report's, or a generated design."""
-    return not any(p.iterdir()) or (p / "report.html").is_file() or (p / "descriptor.json").is_file()
-
-
 def default_out(source: Path) -> Path:
     """Where the report of ``source`` goes without --out: into a design directory itself, or
     beside a JSON record in ``<stem>-report/``."""
@@ -22,11 +17,12 @@ def default_out(source: Path) -> Path:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from odyssey.cli._output import is_report_dir
     from odyssey.fsutil import check_dir_target
     from odyssey.report import load_input, write_report
 
     source = Path(args.input)
-    out = check_dir_target(Path(args.out) if args.out else default_out(source), "--out", replaceable=_replaceable)
+    out = check_dir_target(Path(args.out) if args.out else default_out(source), "--out", replaceable=is_report_dir)
     rep = load_input(source)
     page, data = write_report(rep, out)
     print(f"{rep['title']}: wrote {page} and {data}")

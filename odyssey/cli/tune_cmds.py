@@ -31,7 +31,7 @@ from odyssey.cli._common import (
     with_word_drain,
 )
 from odyssey.cli._engine import add_engine_options, engine_from, tune_designs
-from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
+from odyssey.cli._output import add_json, add_report, emit_dir, emit_json, emit_report, outputs
 from odyssey.errors import OdysseyError
 from odyssey.platforms import DEFAULT_PLATFORM
 
@@ -195,10 +195,12 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if interrupted:
         print(f"odyssey: interrupted; results of {len(records)} of {len(designs)} designs",
               file=sys.stderr)
-    emit_json(args.json, {"kernel": str(args.kernel), "platform": platform.name,
-                          "method": args.method, "seed": args.seed, "time_s": time_s,
-                          "samples": args.samples, "interrupted": interrupted, "best": best_id,
-                          "designs": records})
+    doc = {"kernel": str(args.kernel), "platform": platform.name, "method": args.method, "seed": args.seed,
+           "time_s": time_s, "samples": args.samples, "interrupted": interrupted, "best": best_id,
+           "designs": records}
+    emit_json(args.json, doc)
+    if records:
+        emit_report(args.report, doc)
     if args.emit and best is not None:
         from odyssey.codegen.generate import generate
         from odyssey.codegen.writer import write_design
@@ -279,9 +281,10 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
           f"bound, {r.regions_pruned_resources:,} by resources, {r.regions_empty:,} empty, "
           f"{r.regions_enumerated:,} enumerated)")
     print(f"proof: {r.proof}")
-    emit_json(args.json, {"kernel": str(args.kernel), "platform": platform.name,
-                          "variant": model.variant, "dataflow": design.dataflow,
-                          "ordering": design.ordering, **r.to_json()})
+    doc = {"kernel": str(args.kernel), "platform": platform.name, "variant": model.variant,
+           "dataflow": design.dataflow, "ordering": design.ordering, **r.to_json()}
+    emit_json(args.json, doc)
+    emit_report(args.report, doc)
     if r.status == "interrupted":
         print("odyssey: interrupted; the best tiling so far and the gap proven so far are above",
               file=sys.stderr)
@@ -327,6 +330,7 @@ def register(sub: Any) -> None:
     t.add_argument("--no-bound-search", action="store_true",
                    help="without the bound-guided search beside the evolutionary one (docs/tuners.md)")
     add_json(t, "every design's result and the best one")
+    add_report(t, "the search (every design's best, resources, convergence)")
     t.add_argument("--emit", metavar="DIR",
                    help="generate the HLS design of the best point into DIR (created; replaced "
                         "only if it holds an earlier odyssey design)")
@@ -338,7 +342,7 @@ def register(sub: Any) -> None:
                         "default); docs/mfbo.md")
     t.add_argument("--budget", type=positive_int, metavar="N",
                    help="with --method mfbo: expensive evaluations (default 20)")
-    t.set_defaults(func=_cmd_tune, outputs=outputs(("json", "file"), ("emit", "design")))
+    t.set_defaults(func=_cmd_tune, outputs=outputs(("json", "file"), ("emit", "design"), ("report", "report")))
 
     o = sub.add_parser("optimum", help="the provably best tiling of one design under the accurate model")
     o.add_argument("kernel", type=kernel_file, help=KERNEL_HELP)
@@ -361,5 +365,6 @@ def register(sub: Any) -> None:
     o.add_argument("--seed", type=seed, default=0,
                    help="seed of the incumbent's random start, a non-negative integer (default 0)")
     add_json(o, "the result (tiling, bounds, proof)")
+    add_report(o, "the search (every design's optimum, resources, proof status)")
     add_engine_options(o, "designs' proofs (with --design all)")
-    o.set_defaults(func=_cmd_optimum, outputs=outputs(("json", "file")))
+    o.set_defaults(func=_cmd_optimum, outputs=outputs(("json", "file"), ("report", "report")))

@@ -46,6 +46,8 @@ def from_record(data: Any, source: str) -> dict[str, Any]:
         return search_report(data, source)
     if isinstance(data, list) and data and isinstance(data[0], dict) and "design" in data[0]:
         return search_report({"designs": data}, source)
+    if isinstance(data, dict) and "design" in data and "status" in data and "tiling" in data:
+        return search_report({**data, "designs": [data]}, source)  # one design's `optimum`
     raise ReportError(f"{source}: not a record odyssey reports on (expected the --json of `odyssey model`, "
                       "`tune`, `optimum` or `network`)")
 

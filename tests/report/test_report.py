@@ -96,6 +96,33 @@ def test_search_and_network_pages(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert sum(x["share_of_time"] for x in nrep["layers"]) == pytest.approx(1.0)
 
 
+def test_report_at_the_end_of_a_run_is_the_report_of_its_record(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Differential: `--report DIR` on `model`, `tune` and `optimum` writes the same figures
+    as `odyssey report` of the run's own `--json` record; an occupied folder is refused before
+    any work."""
+    runs = {
+        "model": ["model", "mm", *MM, "--design", "ij-ij.k", "--tiling", TILING],
+        "tune": ["tune", "mm", *MM, "--design", "all", "--samples", "40", "--method", "random"],
+        "optimum": ["optimum", "mm", *MM, "--design", "ij-ij.k", "--time", "20"],
+    }
+    for name, argv in runs.items():
+        rec, at_end = tmp_path / f"{name}.json", tmp_path / f"{name}-end"
+        code, out, err = _run([*argv, "--json", str(rec), "--report", str(at_end)], capsys)
+        assert code == 0, err
+        assert f"report: {at_end / 'report.html'}" in out
+        code, _, err = _run(["report", str(rec), "--out", str(tmp_path / f"{name}-after")], capsys)
+        assert code == 0, err
+        end = json.loads((at_end / "report.json").read_text())
+        after = json.loads((tmp_path / f"{name}-after" / "report.json").read_text())
+        assert {k: v for k, v in end.items() if k != "source"} == {k: v for k, v in after.items() if k != "source"}
+        _self_contained((at_end / "report.html").read_text())
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "mine.txt").write_text("keep")
+    code, _, err = _run([*runs["model"], "--report", str(tmp_path / "notes")], capsys)
+    assert code == 2 and "--report" in err and (tmp_path / "notes" / "mine.txt").read_text() == "keep"
+
+
 def test_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "x.json"
     bad.write_text('{"a": 1}')
