@@ -176,7 +176,8 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         say(f"sim {d}: {p.seconds:.0f} s, cycle {p.cycle:,} reached, {p.finished} of "
              f"{p.started} tasks finished")
 
-    res = run_timed_sim(d, timeout_s=args.timeout, interruptible=True, progress=said)
+    res = run_timed_sim(d, timeout_s=args.timeout, interruptible=True, progress=said,
+                        trace=args.trace is not None)
     say.clear()
     if res.status == "interrupted":
         return _sim_interrupted(d, res, args.json)
@@ -205,7 +206,13 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         record["module_model_cycles"] = {k[len("module:"):]: float(v) for k, v in pred.items()
                                          if k.startswith("module:")}
         record["module_sim_end_cycles"] = ends
+    if res.traces:
+        from odyssey.codegen.sim_trace import chrome_trace, timeline
+
+        record["timeline"] = timeline(res.traces)
+        emit_json(args.trace, chrome_trace(res.traces, _descriptor_clock(d), design=d.name), option="--trace")
     emit_json(args.json, record)
+    _keep_in_design(d, record)
     cycles = "unknown" if res.cycles is None else f"{res.cycles}"
     print(f"{d}: {res.status}: {res.message} (compile {res.compile_seconds:.1f} s, run {res.run_seconds:.2f} s)")
     print(f"simulated latency: {cycles} cycles")
@@ -219,6 +226,23 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         for line in (res.stderr or res.stdout).strip().splitlines()[-20:]:
             print("  " + line)
     return 0 if res.passed else 2
+
+
+def _descriptor_clock(d: Path) -> float:
+    """The kernel clock the design in ``d`` was generated for (MHz)."""
+    from odyssey.codegen.descriptor import load_descriptor
+
+    return float(load_descriptor(d / "descriptor.json")["clock_mhz"])
+
+
+def _keep_in_design(d: Path, record: dict[str, object]) -> None:
+    """The timed simulation's record beside the design (``sim.json``), for `odyssey report`;
+    a design folder that cannot take it only loses that page section (a note says so)."""
+    try:
+        (d / "sim.json").write_text(json.dumps(record, indent=1, allow_nan=False, default=str) + "\n")
+    except OSError as exc:
+        print(f"note: cannot keep the simulation's record in {d / 'sim.json'} ({exc.strerror}); "
+              "`odyssey report` of this design will not show it", file=sys.stderr)
 
 
 def _sim_interrupted(d: Path, res: Any, json_target: str | None) -> int:
@@ -373,7 +397,11 @@ def register(sub: Any) -> None:
     s.add_argument("--platform", default=None,
                    help="platform of the model (with --compare; default: the one the design was generated "
                         "for): " + PLATFORM_HELP)
-    s.set_defaults(func=_cmd_sim, outputs=outputs(("json", "file")))
+    s.add_argument("--trace", metavar="FILE",
+                   help="also write each process's timeline (running, stalled on an empty or a full FIFO, a "
+                        "block or the DRAM channel) as a Chrome/Perfetto trace (JSON) to FILE; open it in "
+                        "ui.perfetto.dev or chrome://tracing")
+    s.set_defaults(func=_cmd_sim, outputs=outputs(("json", "file"), ("trace", "file")))
 
     m = sub.add_parser("model", help="latency, resources and off-chip traffic of a design and tiling")
     _kernel_args(m)

@@ -56,6 +56,10 @@ MODULE_MARKER = "ODYSSEY TIMED MODULE"
 PROGRESS_MARKER = "ODYSSEY TIMED PROGRESS"
 INTERRUPTED_MARKER = "ODYSSEY TIMED INTERRUPTED"
 TASK_MARKER = "ODYSSEY TIMED TASK"
+START_MARKER = "ODYSSEY TIMED START"
+SPAN_MARKER = "ODYSSEY TIMED SPAN"
+#: what a stall waited for, by its trace letter (``include/odyssey_timed.h``, "Trace")
+STALL_KINDS: dict[str, str] = {"r": "empty FIFO", "w": "full FIFO", "b": "block", "d": "DRAM pace"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,21 @@ class TaskState:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskTrace:
+    """One finished task of a traced run (``trace=True``): it ran from ``start`` to ``end``
+    (cycles) and stalled ``stall`` cycles, in ``spans`` ``(from, to, kind)`` (kind a letter of
+    :data:`STALL_KINDS`); ``merged`` stalls past the program's span limit extended its last
+    span."""
+
+    name: str
+    start: int
+    end: int
+    stall: int
+    merged: int
+    spans: tuple[tuple[int, int, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class TimedResult:
     """Outcome of one timed simulation.
 
@@ -102,6 +121,7 @@ class TimedResult:
     stderr: str = ""
     reached: TimedProgress | None = None  # with status "interrupted": the state at Ctrl-C
     tasks: tuple[TaskState, ...] = ()  # likewise, per task started, in spawn order
+    traces: tuple[TaskTrace, ...] = ()  # with trace=True: per finished task, in spawn order
 
     @property
     def passed(self) -> bool:
@@ -116,6 +136,7 @@ class TimedReport:
     modules: tuple[tuple[str, int, int], ...]
     reached: TimedProgress | None = None
     tasks: tuple[TaskState, ...] = ()
+    traces: tuple[TaskTrace, ...] = ()
 
 
 def run_timed_sim(
@@ -127,6 +148,7 @@ def run_timed_sim(
     engine: TimedEngine = "fibers",
     interruptible: bool = False,
     progress: Callable[[TimedProgress], None] | None = None,
+    trace: bool = False,
 ) -> TimedResult:
     """Compile ``design_dir`` with ``-DODYSSEY_CSIM -DODYSSEY_TIMED``, run it, parse the report.
 
@@ -139,7 +161,8 @@ def run_timed_sim(
     runs). Ctrl-C: with ``interruptible`` the result has status ``"interrupted"`` and, when the
     program could print it, the state it reached (``reached``, ``tasks``); without it the
     KeyboardInterrupt propagates once the program is stopped (see
-    :func:`~odyssey.codegen.csim.run_csim`).
+    :func:`~odyssey.codegen.csim.run_csim`). ``trace``: compiled with ``-DODYSSEY_TRACE``, the
+    result also holds every finished task's stalls (``traces``).
     """
     if engine not in ENGINES:
         raise SimulationError(f"timed simulation engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -158,7 +181,8 @@ def run_timed_sim(
 
     csim = run_csim(
         design_dir, mode="concurrent", timeout_s=timeout_s, cxx=cxx,
-        extra_flags=(*TIMED_FLAGS, *ENGINE_FLAGS[engine], *extra_flags),
+        extra_flags=(*TIMED_FLAGS, *ENGINE_FLAGS[engine], *(("-DODYSSEY_TRACE",) if trace else ()),
+                     *extra_flags),
         interruptible=interruptible, on_stderr=on_stderr,
     )
     return timed_result(csim)
@@ -196,6 +220,7 @@ def timed_result(csim: CsimResult) -> TimedResult:
         stderr=csim.stderr,
         reached=report.reached,
         tasks=report.tasks,
+        traces=report.traces,
     )
 
 
@@ -208,6 +233,9 @@ def parse_report(stdout: str) -> TimedReport:
     modules: list[tuple[str, int, int]] = []
     reached: TimedProgress | None = None
     tasks: list[TaskState] = []
+    starts: list[tuple[str, int, int]] = []  # (name, start, merged) per traced task
+    spans: list[list[tuple[int, int, str]]] = []
+    last: dict[str, int] = {}  # a name's latest traced task
     for raw in stdout.splitlines():
         line = raw.strip()
         if line.startswith(INTERRUPTED_MARKER):
@@ -229,7 +257,21 @@ def parse_report(stdout: str) -> TimedReport:
             fields = line[len(MODULE_MARKER) :].strip().rsplit(maxsplit=2)
             if len(fields) == 3 and _is_int(fields[1]) and _is_int(fields[2]):
                 modules.append((fields[0], int(fields[1]), int(fields[2])))
-    return TimedReport(cycles=cycles, modules=tuple(modules), reached=reached, tasks=tuple(tasks))
+        elif line.startswith(START_MARKER):
+            fields = line[len(START_MARKER):].strip().split(maxsplit=2)
+            if len(fields) == 3 and _is_int(fields[0]) and _is_int(fields[1]):
+                last[fields[2]] = len(starts)
+                starts.append((fields[2], int(fields[0]), int(fields[1])))
+                spans.append([])
+        elif line.startswith(SPAN_MARKER):
+            fields = line[len(SPAN_MARKER):].strip().split(maxsplit=3)
+            if (len(fields) == 4 and _is_int(fields[0]) and _is_int(fields[1]) and fields[2] in STALL_KINDS
+                    and fields[3] in last):
+                spans[last[fields[3]]].append((int(fields[0]), int(fields[1]), fields[2]))
+    # the START lines follow the MODULE lines' order (finished tasks, spawn order)
+    traces = tuple(TaskTrace(name, start, m[1], m[2], merged, tuple(sp))
+                   for (name, start, merged), sp, m in zip(starts, spans, modules, strict=False) if m[0] == name)
+    return TimedReport(cycles=cycles, modules=tuple(modules), reached=reached, tasks=tuple(tasks), traces=traces)
 
 
 def _is_int(text: str) -> bool:

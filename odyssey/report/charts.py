@@ -85,6 +85,39 @@ def roofline(point: Mapping[str, float]) -> str:
     return svg_of(fig)
 
 
+#: each stall kind's fill and hatch: the hatch tells them apart without colour
+_STALL_STYLE = {"r": ("#4477aa", "//"), "w": ("#ee6677", "xx"), "b": ("#ccbb44", ".."), "d": ("#228833", "\\\\")}
+
+
+def timeline(processes: Sequence[Mapping[str, Any]]) -> str:
+    """One row per process of a timed simulation: running (grey) from its start to its end, and
+    its stalls hatched by what it waited for (an empty FIFO, a full FIFO, a block, DRAM)."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    from odyssey.codegen.timedsim import STALL_KINDS
+
+    n = len(processes)
+    fig = Figure(figsize=(9.0, 1.2 + 0.22 * n), layout="constrained")
+    ax = fig.subplots()
+    for row, p in enumerate(processes):
+        y = n - 1 - row
+        ax.broken_barh([(p["start"], p["end"] - p["start"])], (y - 0.4, 0.8), facecolors="#dddddd")
+        for kind, (colour, hatch) in _STALL_STYLE.items():
+            spans = [(a, b - a) for a, b, k in p["spans"] if k == kind]
+            if spans:
+                ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=colour, hatch=hatch, edgecolor="#222222",
+                               linewidth=0.0)
+    ax.set_yticks(range(n), [p["name"] for p in reversed(processes)], fontsize=7)
+    ax.set_xlabel("simulated cycle")
+    ax.set_title("Timed simulation: each process running and stalled", fontsize=11)
+    handles = [Patch(facecolor="#dddddd", label="running")]
+    handles += [Patch(facecolor=c, hatch=h, label=f"stalled: {STALL_KINDS[k]}") for k, (c, h) in _STALL_STYLE.items()]
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.06 - 0.4 / max(n, 1)),
+              ncol=5, frameon=False)
+    return svg_of(fig)
+
+
 def convergence(designs: Sequence[Mapping[str, Any]], *, by: str = "samples", top: int = 6) -> str | None:
     """Best-so-far GOP/s against samples (or seconds) of the ``top`` best designs that have a
     trace, each curve named at its end (so colour is not what tells them apart)."""

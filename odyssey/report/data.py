@@ -64,7 +64,26 @@ def design_from_descriptor(path: Path) -> dict[str, Any]:
     model = model_from_descriptor(desc, design_platform(str(desc["platform"]), float(desc["clock_mhz"])))
     out = design_report(model_record(model, desc["tiling"]), str(path.parent))
     out["array"] = array_shape(desc)
+    sim = _simulation(path.parent / "sim.json", float(out["headline"]["latency_cycles"]))
+    if sim is not None:
+        out["simulation"] = sim
     return out
+
+
+def _simulation(path: Path, model_cycles: float) -> dict[str, Any] | None:
+    """The design's timed simulation (``sim.json``, which `odyssey sim` keeps beside it):
+    simulated and modelled cycles and, where it was traced, each process's timeline; None
+    where none passed."""
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or rec.get("status") != "pass" or not rec.get("simulated_cycles"):
+        return None
+    sim = float(rec["simulated_cycles"])
+    return {"simulated_cycles": sim, "model_cycles": model_cycles,
+            "model_error_percent": 100.0 * (model_cycles - sim) / sim,
+            "modules": list(rec.get("modules", [])), "timeline": list(rec.get("timeline", []))}
 
 
 def array_shape(desc: Mapping[str, Any]) -> dict[str, Any]:

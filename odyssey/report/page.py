@@ -75,6 +75,16 @@ def _design(rep: Mapping[str, Any]) -> list[str]:
             _table(["module", "latency (cycles)", "bottleneck", "DSP", "LUT", "FF", "BRAM18K", "URAM"],
                    [[escape(m["name"]), _num(m["latency_cycles"]), "yes" if m["bottleneck"] else "",
                      *(_num(m[r]) for r in ("dsp", "lut", "ff", "bram18k", "uram"))] for m in mods])]
+    sim = rep.get("simulation")
+    if sim:
+        out += ["<h2>Timed simulation</h2>",
+                _table(["figure", "cycles"], [["simulated", _num(sim["simulated_cycles"])],
+                                              ["model", f'{_num(sim["model_cycles"])} '
+                                                        f'({sim["model_error_percent"]:+.2f}%)']], left=2)]
+        if sim["timeline"]:
+            out.append(_figure(charts.timeline(sim["timeline"]),
+                               "Each process (the most stalled, at most 40) running and stalled, from the "
+                               "timed simulation (`odyssey sim --trace`)."))
     return out
 
 

@@ -60,6 +60,14 @@
 //         ODYSSEY TIMED MODULE <name> <end> <stall>        (one line per task, spawn order)
 //     to stdout. The design latency is the maximum end time (the DRAM writer finishes last).
 //     Every task finished since the program started is reported (see reset()).
+//   Trace (compiled with -DODYSSEY_TRACE, `odyssey sim --trace`). Every stall is also kept as
+//     a span of its task, with what it waited for: `r` an item of an empty FIFO, `w` a slot of
+//     a full FIFO, `b` a block (acquire), `d` its DRAM channel's pace; spans of one kind that
+//     touch are merged, and past ODYSSEY_TRACE_SPANS (default 20000) spans a task's later
+//     stalls extend its last span (the count of such merges is reported). The report then also
+//     prints, per finished task,
+//         ODYSSEY TIMED START <start> <merged> <name>
+//         ODYSSEY TIMED SPAN <from> <to> <kind> <name>       (one line per span)
 //   Progress. From the first dataflow region on, at a pipeline iteration or a FIFO or block read
 //     (at most every ODYSSEY_TIMED_PROGRESS_MS of wall time, default 1000) the program prints
 //         ODYSSEY TIMED PROGRESS <wall seconds> <cycle reached> <tasks finished> <tasks started>
@@ -105,6 +113,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifndef ODYSSEY_TIMED_THREADS
@@ -125,6 +134,17 @@ namespace timed {
 
 using cycles = long long;
 
+#ifndef ODYSSEY_TRACE_SPANS
+#define ODYSSEY_TRACE_SPANS 20000
+#endif
+
+// One stall of a task (the trace): [from, to), what it waited for (see "Trace").
+struct stall_span {
+  cycles from;
+  cycles to;
+  char kind;
+};
+
 // Timing state of the calling thread (one dataflow task).
 struct thread_clock {
   cycles t = 0;
@@ -135,6 +155,11 @@ struct thread_clock {
   bool in_pipeline = false;
   bool issued = false;
   cycles write_lag = 0;  // ODYSSEY_WRITE_LAG: a write's item leaves that many cycles after it
+#ifdef ODYSSEY_TRACE
+  cycles start = 0;  // the region's start, when the task began
+  long long merged = 0;  // stalls merged into the last span past ODYSSEY_TRACE_SPANS
+  std::vector<stall_span> spans;
+#endif
 };
 
 #ifdef ODYSSEY_FIBERS
@@ -232,10 +257,31 @@ ODYSSEY_TIMED_HOT void delay_to(thread_clock& clock, cycles when) {
   if (clock.in_pipeline) clock.last_issue = when;
 }
 
-// Waits in simulated time until `when`; the waited cycles count as stall.
-ODYSSEY_TIMED_HOT void stall_until(cycles when) {
+#ifdef ODYSSEY_TRACE
+// Keeps the stall [from, to) of kind `kind` in the task's trace (see "Trace").
+inline void trace_stall(thread_clock& clock, cycles from, cycles to, char kind) {
+  std::vector<stall_span>& spans = clock.spans;
+  if (!spans.empty() && spans.back().kind == kind && spans.back().to == from) {
+    spans.back().to = to;
+  } else if (spans.size() < static_cast<std::size_t>(ODYSSEY_TRACE_SPANS)) {
+    spans.push_back(stall_span{from, to, kind});
+  } else {
+    spans.back().to = to;
+    ++clock.merged;
+  }
+}
+#endif
+
+// Waits in simulated time until `when`; the waited cycles count as stall (of kind `kind`, for
+// the trace).
+ODYSSEY_TIMED_HOT void stall_until(cycles when, char kind = 'r') {
   thread_clock& clock = local();
   if (when > clock.t) {
+#ifdef ODYSSEY_TRACE
+    trace_stall(clock, clock.t, when, kind);
+#else
+    (void)kind;
+#endif
     clock.stall += when - clock.t;
     delay_to(clock, when);
   }
@@ -258,6 +304,9 @@ inline void dram_pace(std::size_t port, double pace, bool burst, cycles overhead
   free = start + pace;
   const cycles when = static_cast<cycles>(std::ceil(start));
   if (when > clock.t) {
+#ifdef ODYSSEY_TRACE
+    trace_stall(clock, clock.t, when, 'd');
+#endif
     clock.stall += when - clock.t;
     delay_to(clock, when);
   }
@@ -312,14 +361,14 @@ class fifo_timing {
       write_slot_ = 0;
       wrapped_ = true;
     }
-    if (timed) stall_until(at);
+    if (timed) stall_until(at, 'w');
     return at + 1 + write_lag();
   }
 
   // The k-th read of an item stamped `stamp`.
   ODYSSEY_TIMED_HOT void on_read(cycles stamp, bool timed) {
     poll();
-    if (timed) stall_until(stamp);
+    if (timed) stall_until(stamp, 'r');
     read_times_[read_slot_] = now();
     if (++read_slot_ == depth_) read_slot_ = 0;
   }
@@ -341,7 +390,7 @@ class blocks_timing {
   // The k-th write_lock acquire, once a block is free (so the (k-D)-th release is done).
   void on_write_acquire() {
     const std::size_t depth = release_times_.size();
-    if (acquires_ >= depth) stall_until(release_times_[(acquires_ - depth) % depth]);
+    if (acquires_ >= depth) stall_until(release_times_[(acquires_ - depth) % depth], 'b');
     ++acquires_;
   }
 
@@ -350,7 +399,7 @@ class blocks_timing {
 
   static void on_read_acquire(cycles stamp) {
     poll();
-    stall_until(stamp);
+    stall_until(stamp, 'b');
   }
 
   // The k-th read_lock release frees its block at the reader's clock.
@@ -372,6 +421,11 @@ struct task_record {
   cycles end = 0;
   cycles stall = 0;
   bool done = false;
+#ifdef ODYSSEY_TRACE
+  cycles start = 0;
+  long long merged = 0;
+  std::vector<stall_span> spans;
+#endif
   // While the task runs, with fibers: its clock (read only at a poll, when every other task is
   // parked). With threads it stays null: another thread's clock is not ours to read.
   const thread_clock* live = nullptr;
@@ -401,7 +455,9 @@ inline std::string task_name(const char* call) {
 __attribute__((noinline)) inline std::size_t register_task(const char* call) {
   task_registry& reg = registry();
   std::lock_guard<std::mutex> guard(reg.mutex);
-  reg.tasks.push_back(task_record{task_name(call), 0, 0, false, nullptr});
+  task_record record;
+  record.name = task_name(call);
+  reg.tasks.push_back(std::move(record));
   return reg.tasks.size() - 1;
 }
 
@@ -462,6 +518,9 @@ class task_scope {
 #endif
     local().t = region_start();
     local().last_issue = region_start();
+#ifdef ODYSSEY_TRACE
+    local().start = region_start();
+#endif
 #ifdef ODYSSEY_FIBERS
     task_registry& reg = registry();
     std::lock_guard<std::mutex> guard(reg.mutex);
@@ -479,6 +538,11 @@ class task_scope {
     record.stall = clock.stall;
     record.done = true;
     record.live = nullptr;
+#ifdef ODYSSEY_TRACE
+    record.start = clock.start;
+    record.merged = clock.merged;
+    record.spans = clock.spans;
+#endif
   }
 
  private:
@@ -574,6 +638,15 @@ inline void report() {
     if (!task.done) continue;
     std::printf("ODYSSEY TIMED MODULE %s %lld %lld\n", task.name.c_str(), task.end, task.stall);
   }
+#ifdef ODYSSEY_TRACE
+  for (const task_record& task : reg.tasks) {
+    if (!task.done) continue;
+    std::printf("ODYSSEY TIMED START %lld %lld %s\n", task.start, task.merged, task.name.c_str());
+    for (const stall_span& s : task.spans) {
+      std::printf("ODYSSEY TIMED SPAN %lld %lld %c %s\n", s.from, s.to, s.kind, task.name.c_str());
+    }
+  }
+#endif
   std::fflush(stdout);
   guard.unlock();
   if (interrupt_flag() != 0) std::raise(SIGINT);  // Ctrl-C came as the kernel ended
