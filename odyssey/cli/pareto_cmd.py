@@ -21,7 +21,7 @@ from odyssey.cli._common import (
     table,
 )
 from odyssey.cli._engine import TaskProgress, add_engine_options, engine_from
-from odyssey.cli._output import add_json, emit_dir, emit_json, outputs
+from odyssey.cli._output import add_json, add_report, emit_dir, emit_json, emit_report, outputs
 from odyssey.errors import OdysseyError
 from odyssey.platforms import DEFAULT_PLATFORM
 
@@ -167,6 +167,7 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
             "command": _command(args), "time_s": time_s, "samples": args.samples, "adrs": adrs_doc}
     doc = _finite(front_json(result, meta))
     emit_json(args.json, doc)
+    emit_report(args.report, doc)
     if out is not None:
         from odyssey.fsutil import write_bytes_atomically, write_text_atomically
 
@@ -251,4 +252,5 @@ def register(sub: Any) -> None:
     p.add_argument("--out", metavar="DIR",
                    help="write front.json, front.csv and front.png into DIR (created if missing)")
     add_engine_options(p, "designs' exact fronts (with --method exact, no --time/--samples)")
-    p.set_defaults(func=_cmd_pareto, outputs=outputs(("json", "file"), ("out", "folder")))
+    add_report(p, "the front (its points against DSP and BRAM, each design's share)")
+    p.set_defaults(func=_cmd_pareto, outputs=outputs(("json", "file"), ("out", "folder"), ("report", "report")))

@@ -118,6 +118,34 @@ def timeline(processes: Sequence[Mapping[str, Any]]) -> str:
     return svg_of(fig)
 
 
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def front(points: Sequence[Mapping[str, Any]], top: int = 7) -> str:
+    """A Pareto front: each point's GOP/s against its DSP and against its BRAM18K, the ``top``
+    designs with most points each with a marker shape of its own (the rest as "other")."""
+    from matplotlib.figure import Figure
+
+    count: dict[str, int] = {}
+    for p in points:
+        count[p["design"]] = count.get(p["design"], 0) + 1
+    named = sorted(count, key=lambda d: -count[d])[:top]
+    fig = Figure(figsize=(9.0, 3.8), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, (key, label) in zip(axes, (("dsp", "DSP slices"), ("bram18k", "BRAM18K blocks")), strict=True):
+        for k, name in enumerate([*named, "other"]):
+            sel = [p for p in points if (p["design"] == name if name != "other" else p["design"] not in named)]
+            if sel:
+                ax.plot([p[key] for p in sel], [p["throughput_gops"] for p in sel], _MARKERS[k % len(_MARKERS)],
+                        markersize=3.5, alpha=0.8, label=f"{name} ({len(sel)})")
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("throughput (GOP/s)")
+    axes[1].legend(fontsize=7, loc="lower right")
+    fig.suptitle("Pareto front: throughput against resources", fontsize=11)
+    return svg_of(fig)
+
+
 def convergence(designs: Sequence[Mapping[str, Any]], *, by: str = "samples", top: int = 6) -> str | None:
     """Best-so-far GOP/s against samples (or seconds) of the ``top`` best designs that have a
     trace, each curve named at its end (so colour is not what tells them apart)."""

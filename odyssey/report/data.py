@@ -1,7 +1,7 @@
 """What a report shows, as plain data (``report.json``): read from a generated design or from
 the ``--json`` record of ``model``, ``tune``, ``optimum`` or ``network``.
 
-A report is a dict with ``kind`` (``design``, ``search`` or ``network``), ``title`` and the
+A report is a dict with ``kind`` (``design``, ``search``, ``pareto`` or ``network``), ``title`` and the
 figures of its page; :mod:`odyssey.report.page` draws it. Nothing here prints or draws.
 """
 
@@ -33,11 +33,14 @@ def load_input(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReportError(f"{path}: not a JSON record ({exc}); give the --json output of model, tune, "
                           "optimum or network, or a design directory") from None
-    return from_record(data, str(path))
+    return from_record(data, str(path), folder=path.parent)
 
 
-def from_record(data: Any, source: str) -> dict[str, Any]:
-    """The report of a parsed JSON record (see :func:`load_input`)."""
+def from_record(data: Any, source: str, *, folder: Path | None = None) -> dict[str, Any]:
+    """The report of a parsed JSON record (see :func:`load_input`); ``folder`` is where a
+    Pareto record's ``front.csv`` is (its ``points_in``)."""
+    if isinstance(data, dict) and "objectives" in data and "hypervolume" in data and "designs" in data:
+        return pareto_report(data, source, folder)
     if isinstance(data, dict) and "modules" in data and "latency_cycles" in data and "budget" in data:
         return design_report(data, source)
     if isinstance(data, dict) and isinstance(data.get("layers"), list) and "totals" in data:
@@ -129,6 +132,44 @@ def design_report(rec: Mapping[str, Any], source: str) -> dict[str, Any]:
                      "bottleneck": bool(m["bottleneck"]), **{r: float(m.get(r, 0.0)) for r in RESOURCES}}
                     for m in rec["modules"]],
         "offchip_bytes": dict(rec.get("offchip_bytes", {})),
+    }
+
+
+def _front_points(data: Mapping[str, Any], source: str, folder: Path | None) -> list[dict[str, Any]]:
+    """A Pareto record's points: its own ``points``, or the rows of the ``front.csv`` it names
+    (``points_in``, beside the record)."""
+    import csv
+
+    if isinstance(data.get("points"), list):
+        rows: list[Mapping[str, Any]] = data["points"]
+    else:
+        name = data.get("points_in")
+        path = (folder or Path(".")) / str(name)
+        if not name or not path.is_file():
+            raise ReportError(f"{source}: the Pareto record keeps its points in {path}, which is not there; "
+                              "report the record in the folder `odyssey pareto --out` wrote")
+        rows = list(csv.DictReader(path.read_text().splitlines()))
+    return [{"design": str(r["design"]), "latency_cycles": float(r["latency_cycles"]),
+             "throughput_gops": float(r["throughput_gops"]), "dsp": float(r["dsp"]),
+             "bram18k": float(r["bram18k"]), "tiling": r["tiling"] if isinstance(r["tiling"], str)
+             else " ".join(f"{k}={v}" for k, v in r["tiling"].items())} for r in rows]
+
+
+def pareto_report(data: Mapping[str, Any], source: str, folder: Path | None) -> dict[str, Any]:
+    """A Pareto front's page (``odyssey pareto`` record): its points (throughput against DSP
+    and BRAM), each design's share of the front, the hypervolume."""
+    points = _front_points(data, source, folder)
+    fastest = min(points, key=lambda p: p["latency_cycles"]) if points else None
+    return {
+        "kind": "pareto", "source": source,
+        "title": f"Pareto front of {data.get('kernel', 'the kernel')} on {data.get('platform', '')}".strip(),
+        "headline": {"objectives": list(data["objectives"]), "points": len(points),
+                     "hypervolume": float(data["hypervolume"]), "evaluations": int(data.get("evaluations", 0)),
+                     "method": data.get("method"), "status": data.get("status"), "exact": bool(data.get("exact")),
+                     "fastest": fastest},
+        "designs": [{"design": d["design"], "legal_tilings": int(d["legal_tilings"]),
+                     "evaluated": int(d["evaluated"]), "on_front": int(d["on_front"])} for d in data["designs"]],
+        "points": points,
     }
 
 

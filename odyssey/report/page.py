@@ -126,9 +126,31 @@ def _network(rep: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _pareto(rep: Mapping[str, Any]) -> list[str]:
+    h = rep["headline"]
+    f = h["fastest"]
+    rows = [["objectives", escape(", ".join(h["objectives"]))], ["points on the front", _num(h["points"])],
+            ["hypervolume (share of the reference box)", f"{h['hypervolume']:.4f}"],
+            ["evaluations", _num(h["evaluations"])],
+            ["search", escape(f"{h['method']}, {h['status']}" + (" (exact)" if h["exact"] else ""))]]
+    if f is not None:
+        rows.append(["fastest point", escape(f"{f['design']}: {f['throughput_gops']:,.1f} GOP/s, "
+                                              f"{f['dsp']:,.0f} DSP, {f['bram18k']:,.0f} BRAM18K ({f['tiling']})")])
+    out = ["<h2>Headline</h2>", _table(["figure", "value"], rows, left=2)]
+    if rep["points"]:
+        out += ["<h2>The front</h2>", _figure(charts.front(rep["points"]), "Every point of the front: its "
+                                              "throughput against its DSP and its BRAM18K; the designs with most "
+                                              "points each have a marker shape, with their counts.")]
+    out += ["<h2>Designs</h2>", _table(["design", "legal tilings", "evaluated", "on the front"],
+                                       [[escape(d["design"]), _num(d["legal_tilings"]), _num(d["evaluated"]),
+                                         _num(d["on_front"])] for d in sorted(rep["designs"],
+                                                                               key=lambda d: -d["on_front"])])]
+    return out
+
+
 def html_page(rep: Mapping[str, Any]) -> str:
     """The page of a report (see :mod:`odyssey.report.data`)."""
-    body = {"design": _design, "search": _search, "network": _network}[rep["kind"]](rep)
+    body = {"design": _design, "search": _search, "network": _network, "pareto": _pareto}[rep["kind"]](rep)
     title = escape(rep["title"])
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title>"

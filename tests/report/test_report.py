@@ -105,6 +105,7 @@ def test_report_at_the_end_of_a_run_is_the_report_of_its_record(tmp_path: Path,
         "model": ["model", "mm", *MM, "--design", "ij-ij.k", "--tiling", TILING],
         "tune": ["tune", "mm", *MM, "--design", "all", "--samples", "40", "--method", "random"],
         "optimum": ["optimum", "mm", *MM, "--design", "ij-ij.k", "--time", "20"],
+        "pareto": ["pareto", "mm", *MM, "--samples", "400"],
     }
     for name, argv in runs.items():
         rec, at_end = tmp_path / f"{name}.json", tmp_path / f"{name}-end"
@@ -121,6 +122,21 @@ def test_report_at_the_end_of_a_run_is_the_report_of_its_record(tmp_path: Path,
     (tmp_path / "notes" / "mine.txt").write_text("keep")
     code, _, err = _run([*runs["model"], "--report", str(tmp_path / "notes")], capsys)
     assert code == 2 and "--report" in err and (tmp_path / "notes" / "mine.txt").read_text() == "keep"
+
+
+def test_a_pareto_page_holds_the_front(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The published front (its record keeps the points in front.csv beside it): every point on
+    the page's data, the fastest one named; each design's share of the front as recorded."""
+    folder = Path(__file__).resolve().parents[2] / "docs" / "results" / "pareto"
+    code, _, err = _run(["report", str(folder / "front.json"), "--out", str(tmp_path / "p")], capsys)
+    assert code == 0, err
+    rep = json.loads((tmp_path / "p" / "report.json").read_text())
+    rows = (folder / "front.csv").read_text().strip().splitlines()
+    doc = json.loads((folder / "front.json").read_text())
+    assert rep["kind"] == "pareto" and rep["headline"]["points"] == len(rows) - 1 == doc["front_size"]
+    assert rep["headline"]["fastest"]["latency_cycles"] == min(p["latency_cycles"] for p in rep["points"])
+    assert {d["design"]: d["on_front"] for d in rep["designs"]} == {d["design"]: d["on_front"] for d in doc["designs"]}
+    _self_contained((tmp_path / "p" / "report.html").read_text())
 
 
 def test_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
