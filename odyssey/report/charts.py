@@ -200,7 +200,7 @@ def array_picture(array: Mapping[str, Any]) -> str:
     w = max(x0 + shown_c * (cell + gap) + 300, 560)
     h = y0 + shown_r * (cell + gap) + 24 + 18 * lines
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img" '
-           f'aria-label="systolic array of {rows} x {cols} PEs">',
+           f'aria-label="systolic array of {rows} x {cols} PEs" data-pes="{array.get("num_pes", rows * cols)}">',
            '<title>The systolic array</title>',
            f'<text x="10" y="20" font-size="14" font-family="sans-serif">{rows} x {cols} PEs '
            f'(space loops {escape(", ".join(array["space_loops"]))})'
@@ -212,9 +212,26 @@ def array_picture(array: Mapping[str, Any]) -> str:
             out.append(f'<text x="{x + cell / 2}" y="{y + cell / 2 + 4}" font-size="9" text-anchor="middle" '
                        f'font-family="sans-serif">PE</text>')
     y = y0 + shown_r * (cell + gap) + 6
-    for op in array["operands"]:
+    loops = [d["loop"] for d in dims]
+    for k, op in enumerate(array["operands"]):
         chain = op.get("chain")
-        what = (f"{op['name']} ({op['role']}): " + (f"moves along {chain}" if chain else "stays in its PE / broadcast"))
+        if chain in loops:  # an arrow between neighbours along the chain, in each shown line
+            vertical = loops.index(chain) == 0
+            colour = ("#ee6677", "#228833", "#aa3377")[k % 3]
+            off = 6 + 8 * k
+            for r in range(shown_r if not vertical else shown_r - 1):
+                for c in range(shown_c - 1 if not vertical else shown_c):
+                    lx, ly = x0 + c * (cell + gap), y0 + r * (cell + gap)
+                    if vertical:
+                        out.append(f'<line x1="{lx + off}" y1="{ly + cell}" x2="{lx + off}" y2="{ly + cell + gap}" '
+                                   f'stroke="{colour}" stroke-width="2"/>')
+                    else:
+                        out.append(f'<line x1="{lx + cell}" y1="{ly + off}" x2="{lx + cell + gap}" y2="{ly + off}" '
+                                   f'stroke="{colour}" stroke-width="2"/>')
+        what = (f"{op['name']} ({op['role']}): "
+                + (f"moves along {chain}: {op.get('chains', 0)} chains of {op.get('chain_pes', 0)} PEs"
+                   + (f" ({'vertical' if loops.index(chain) == 0 else 'horizontal'} links)" if chain in loops else "")
+                   if chain else "stays in its PE / broadcast"))
         out.append(f'<text x="10" y="{y + 12}" font-size="11" font-family="sans-serif">{escape(what)}</text>')
         y += 18
     px = x0 + shown_c * (cell + gap) + 10

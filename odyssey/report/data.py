@@ -98,11 +98,20 @@ def array_shape(desc: Mapping[str, Any]) -> dict[str, Any]:
     for name in space:
         t1, t2 = int(desc["tiling"][f"T_{name}1"]), int(desc["tiling"][f"T_{name}2"])
         dims.append({"loop": name, "pes": -(-t1 // max(t2, 1))})
-    operands = [{"name": o["name"], "role": o["role"], "chain": o.get("chain_loop")}
-                for o in desc["operands"]]
+    pes = {d["loop"]: d["pes"] for d in dims}
+    total = 1
+    for n in pes.values():
+        total *= n
+    operands = []
+    for o in desc["operands"]:
+        chain = o.get("chain_loop")
+        length = pes.get(chain, 1) if chain else 0
+        # a chain runs along its loop through every PE of one line of the grid
+        operands.append({"name": o["name"], "role": o["role"], "chain": chain,
+                         "chains": total // length if length else 0, "chain_pes": length})
     ports = [{"name": p["name"], "direction": p["direction"], "channel": p["channel"], "memory": p["memory"]}
              for p in desc["ports"]]
-    return {"space_loops": space, "dims": dims, "operands": operands, "ports": ports}
+    return {"space_loops": space, "dims": dims, "num_pes": total, "operands": operands, "ports": ports}
 
 
 def design_report(rec: Mapping[str, Any], source: str) -> dict[str, Any]:

@@ -72,6 +72,42 @@ def test_a_design_page_shows_the_models_figures(tmp_path: Path, capsys: pytest.C
     assert html.count("<svg") == 4  # the array, resources, roofline, modules
 
 
+ARRAYS = [  # a 2-D array with SIMD, a 1-D array, a CNN design
+    ("mm", {"I": "32", "J": "32", "K": "32"}, "ij-ij.k", "T_i1=16,T_j1=16,T_k1=16,T_i2=4,T_j2=2,T_k2=4"),
+    ("mm", {"I": "32", "J": "32", "K": "32"}, "i-ij.k", "T_i1=16,T_j1=16,T_k1=16,T_i2=2,T_j2=4,T_k2=4"),
+    ("cnn", {"O": "8", "I": "8", "H": "8", "W": "8", "P": "3", "Q": "3"}, "oh-ohw.ipq",
+     "T_o1=4,T_h1=4,T_w1=4,T_i1=4,T_p1=3,T_q1=3,T_o2=2,T_h2=2,T_w2=2,T_i2=2"),
+]
+
+
+@pytest.mark.parametrize(("kernel", "sizes", "design", "tiling"), ARRAYS, ids=[a[2] for a in ARRAYS])
+def test_the_array_picture_counts_the_pes_and_chains_of_the_descriptor(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], kernel: str, sizes: dict[str, str], design: str,
+        tiling: str) -> None:
+    """Differential: the picture's PEs are the descriptor's PE processes, and each operand's
+    chains are its PEs minus the PE-to-PE links of its channels (a chain of n PEs has n - 1)."""
+    defines = [x for k, v in sizes.items() for x in ("-D", f"{k}={v}")]
+    d = tmp_path / "d"
+    code, _, err = _run(["generate", kernel, *defines, "--design", design, "--tiling", tiling, "--out", str(d)], capsys)
+    assert code == 0, err
+    code, _, err = _run(["report", str(d)], capsys)
+    assert code == 0, err
+    desc = json.loads((d / "descriptor.json").read_text())
+    pes = [p for p in desc["processes"] if p["func"] == "PE" or p["func"].startswith("PE_")
+           and not p["func"].startswith("PE_drain")]
+    html = (d / "report.html").read_text()
+    assert f'data-pes="{len(pes)}"' in html
+    for o in desc["operands"]:
+        if o.get("chain_loop") is None:
+            continue
+        name = o["name"]
+        links = sum(1 for p in pes for c in p["channels"]
+                    if c["direction"] == "out" and c["name"].startswith(f"fifo_{name}_PE_"))
+        chains = len(pes) - links
+        length = len(pes) // chains
+        assert f"{name} ({o['role']}): moves along {o['chain_loop']}: {chains} chains of {length} PEs" in html
+
+
 def test_search_and_network_pages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A tune record: every design on the page with its best and status, convergence curves
     named; a network record: each layer's share of the time, summing to one."""
