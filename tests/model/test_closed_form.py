@@ -148,7 +148,8 @@ def hand_mm_ij(sizes: dict[str, int], t: dict[str, int], order: str) -> dict[str
             # a drain chain module: every visit at its loops' own depths, its last word once
             # through the rest of its chain; bounded from the first output visit like the writer
             "L2_out": visits_c * l2 + HOP * pi, "L1_out": visits_c * l1 + HOP * pj,
-            "bound:L2_out": first + tile * inner + visits_c * l2 + HOP * pi + writer_wait,
+            # the first output visit: its inner reduction tiles in one pipeline, filled once
+            "bound:L2_out": first + tile + (inner - 1) * n * ii + visits_c * l2 + HOP * pi + writer_wait,
             # the partial-sum reader: its words reach the PE drains row by row (each L1
             # loader publishes its row's blocks with the row's last word), so after its last
             # word the last of the Pi rows' share of the epilogue remains

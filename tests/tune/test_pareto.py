@@ -218,12 +218,15 @@ def test_nsga2_finds_the_exact_front_of_every_small_design() -> None:
     points; 30,000 NSGA-II evaluations come within ADRS 3.0e-4 (seed 0), 8.7e-5 (seed 1) and
     2.2e-3 (seed 2), 60,000 within 8.7e-5. With single-element PE drains and bound buffers
     (2026-11-27) the front has 138 points; 30,000 evaluations come within ADRS 6.5e-4, 9.5e-4
-    and 8.2e-4 (seeds 0, 1, 2), 60,000 within 4.3e-4, 2.6e-4 and 2.6e-4."""
+    and 8.2e-4 (seeds 0, 1, 2), 60,000 within 4.3e-4, 2.6e-4 and 2.6e-4. With PEs that pack
+    their own words (2026-11-28) the front has 167 points; 60,000 evaluations come within ADRS
+    8.6e-4, 6.7e-4 and 0 (seeds 0, 1, 2), 120,000 within 5.4e-4, 5.4e-4 and 0, each with the
+    hypervolume to 3e-7."""
     models = _models(16, ("all",))
     exact = pareto_front(models, method="exact")
     found = pareto_front(models, method="nsga2", samples=60_000, seed=0)
     assert found.status == "samples" and found.evaluations == 60_000 and not found.exact
-    assert adrs(exact.matrix(), found.matrix()) < 5e-4
+    assert adrs(exact.matrix(), found.matrix()) < 1e-3
     assert found.hypervolume_at(exact.reference) == pytest.approx(exact.hypervolume, rel=1e-3)
 
 

@@ -23,8 +23,10 @@ the budget by what the run is given:
   :data:`BOUND_SAMPLE_SHARE` of the samples or bounded :data:`BOUND_WORK_PER_SAMPLE`
   boxes per sample of the budget (at most :data:`BOUND_WORK_MAX`), and the
   evolutionary search has the rest;
-* a time budget alone: time is what is scarce, and the evolutionary search finds good
-  tilings fastest, so it runs alone for its first :data:`SOLO_S` seconds; from then on
+* a time budget alone: time is what is scarce, so the evolutionary search's first batch (its
+  random population) is asked before the MP seed is solved, and a run stopped during the
+  solve keeps the best of it; the evolutionary search finds good tilings fastest, so it runs
+  alone for its first :data:`SOLO_S` seconds; from then on
   each gets its share of the time after the MP seed (``bound_share`` to the bound search,
   0.5, its set-up included), in slices of :data:`TIME_SLICE_S`.
 
@@ -137,6 +139,7 @@ class OdysseyTuner(Tuner):
         self._time_limit = self.mp_time_limit_s
         self._max_evaluations: int | None = None
         self._seeded = mp_solver is None
+        self._first_batch = False  # under a time budget: the search's first batch is asked before the seed
         self._by_samples = False
         self._bound_points = self._bound_work = 1 << 62  # caps under a sample budget
         self._search_s = 0.0  # seconds of the evolutionary search: ask to tell, evaluation included
@@ -164,6 +167,13 @@ class OdysseyTuner(Tuner):
         self.search.seed_points(points)
 
     def ask(self, n: int) -> list[Point]:
+        if not self._seeded and not self._by_samples and not self._first_batch:
+            self._first_batch = True
+            # a time budget: the search's first batch (its random population, milliseconds)
+            # before the MP seed, whose solve can take most of a short budget, so that a run
+            # stopped meanwhile still has its best of those (the seeds join the search after)
+            self._last_asked, self._asked_at = "search", time.perf_counter()
+            return self.search.ask(n)
         if not self._seeded:
             self._seeded = True
             assert self.mp_solver is not None
