@@ -6,9 +6,13 @@ iteration (forwarding it along the operand's chain), computing the statement ove
 lanes, and accumulating into ``acc`` (one element per parallel-loop point it owns). The
 accumulator is re-read every ``D`` iterations, so the pipeline runs at
 ``II = max(1, ceil(L / D))`` with ``L`` the latency of the reduction operator: the
-``DEPENDENCE`` pragma states exactly that distance. When an accumulation period ends the
-PE drains ``acc``: adding the partial sums it receives (from DRAM through ``fifo_cin``, from
-the previous PE of an output chain, or the initialiser's constant) and sending the result on.
+``DEPENDENCE`` pragma states exactly that distance. Where no drain reads partial sums
+(:attr:`Ctx.pe_words`), the PE packs each finished result into its output word itself, in the
+order its pipeline finishes them, and writes the word to its drain module's FIFO
+(:func:`_emit_word`). Elsewhere it writes its results into an accumulator block, and when an
+accumulation period ends its drain process streams the block: adding the partial sums it
+receives (from DRAM through ``fifo_cin``, from the previous PE of an output chain, or the
+initialiser's constant) and sending the result on.
 """
 
 from __future__ import annotations
