@@ -192,12 +192,22 @@ def pe_registers(ctx: Ctx, lanes: Expr, ops: tuple[OperatorUse, ...]) -> tuple[R
     return tuple(out)
 
 
-def pe_word_registers(ctx: Ctx) -> tuple[RegisterUse, ...]:
-    """The output word a PE that packs its own words (:attr:`Ctx.pe_words`) assembles: a
-    register of the word's bits where the tiling packs (``LANES > 1``; else the result is
-    written as it is)."""
+def pe_word_registers(ctx: Ctx, own_ops: tuple[OperatorUse, ...]) -> tuple[RegisterUse, ...]:
+    """The registers a PE that packs its own words (:attr:`Ctx.pe_words`) adds to its pipeline:
+    the output word it assembles (the word's bits where the tiling packs, ``LANES > 1``; else
+    the result is written as it is) and, for the operators ``own_ops`` a result passes on its
+    way out (:func:`pe_word_operators`, one after the other), the stages of their latencies and,
+    where the datapath is floating point, each one's result (as :func:`pe_registers` counts the
+    PE's own)."""
     lanes = ctx.output.lanes_sym
-    return (RegisterUse("word", where(lt(1, lanes), lanes * ctx.output.bits, 0), const(1)),)
+    out = [RegisterUse("word", where(lt(1, lanes), lanes * ctx.output.bits, 0), const(1))]
+    stages = sum(operator_latency(ctx.operands)(u.op) for u in own_ops)
+    if stages:
+        out.append(RegisterUse("stage", const(1), const(stages)))
+    if ctx.tree_lanes:
+        out += [RegisterUse("result", const(ctx.output.bits), u.count) for u in own_ops
+                if u.impl == "auto" and u.op != "neg"]
+    return tuple(out)
 
 
 def lane_tree(values: list[str], op: str) -> str:
@@ -422,6 +432,13 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     name = variant.compute_name()
     return Function(name, tuple(params), full, template=template, kind="pe",
                     comment=f"{name}: processing element (II={ii}).")
+
+
+def pe_word_operators(ctx: Ctx, variant: PEVariant) -> tuple[OperatorUse, ...]:
+    """The operators a PE that packs its own words (:attr:`Ctx.pe_words`) applies to each
+    result on its way out (:func:`_emit_word`): one copy each, since its results leave one per
+    iteration (a drain process that moves a word per cycle has one per lane)."""
+    return _drain_lane(ctx, variant, "s", "s", "0", const(1)).ops
 
 
 def _emit_word(ctx: Ctx, variant: PEVariant, idx: str) -> tuple[tuple[Stmt, ...], Param]:

@@ -32,6 +32,7 @@ from odyssey.codegen.pe import (
     pe_function,
     pe_operators,
     pe_registers,
+    pe_word_operators,
     pe_word_registers,
     variant_count,
     variant_of,
@@ -210,8 +211,8 @@ def build_array(ctx: Ctx) -> Array:
     pe_ops = pe_operators(ctx, simd_sym)
     pe_regs = pe_registers(ctx, simd_sym, pe_ops)
     if ctx.pe_words:  # each PE packs its own words: what its drain would compute is its own
-        _, own_ops = pe_drain_function(ctx, variant_of(ctx, positions[0]))
-        pe_ops, pe_regs = pe_ops + own_ops, pe_regs + pe_word_registers(ctx)
+        own_ops = pe_word_operators(ctx, variant_of(ctx, positions[0]))
+        pe_ops, pe_regs = pe_ops + own_ops, pe_regs + pe_word_registers(ctx, own_ops)
         # a visit of its words, and at least the shift registers' depth
         words_sym = emax(assumption("fifo_depth").value, ctx.out_words_sym())
         words = int(evaluate(words_sym, ctx.env))

@@ -38,6 +38,10 @@ CASES = [
      {"T_i1": 1, "T_k1": 1, "T_j1": 1, "T_i2": 1, "T_j2": 1, "T_k2": 1}),
     ("polybench/syr2k", {"N": "8", "M": "8"}, "kj-ik.j",
      {"T_i1": 3, "T_k1": 4, "T_j1": 5, "T_i2": 3, "T_j2": 1, "T_k2": 4}),
+    # a PE that packs its own words and scales each result (`alpha * r`) on its way out: one
+    # multiply per PE, its result register and stages (the model had charged a multiply per
+    # lane of the word, as a drain process that moves a word per cycle holds)
+    ("polybench/trmm_oop", {}, "i-ij.k", {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 2, "T_k2": 1}),
 ]
 
 
