@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn, not with the
 
 _COLORS = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb",
            "#000000")
+#: marker shapes of a scatter's groups, so that shape, not colour only, tells them apart
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,7 +91,7 @@ class Channel:
     partition: tuple[Partition, ...] = ()
     bits_sym: Expr = const(0)  # ``bits`` at every tiling
     #: a deep FIFO's depth at every tiling (None: a shift register of ``depth`` items), stored
-    #: in memory as ``storage`` binds it (:func:`channel_impl`)
+    #: in memory as ``storage`` binds it (:func:`channel_impl`; ``bram`` in a ``+bram`` design)
     depth_sym: Expr | None = None
     storage: Storage = "rule"
 
@@ -195,9 +195,10 @@ def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
     """Build the array of ``ctx`` (its modules, wiring and call order) and describe it; its DRAM
     ports go to the channels of ``platform``'s kernel memory (default: the U250's)."""
     arr = build_array(ctx)
-    deep: Storage = "bram" if ctx.tiling.design.storage == "bram" else "rule"
+    bram = ctx.tiling.design.storage == "bram"  # a deep FIFO is bound as the design binds its buffers
     channels = tuple(Channel(f.name, f.ctype, f.bits, f.depth, "blocks" if f.kind == "blocks" else "stream",
-                             arr.partitions.get(f.name, ()), f.bits_sym, f.depth_sym, deep)
+                             arr.partitions.get(f.name, ()), f.bits_sym, f.depth_sym,
+                             "bram" if bram and f.depth_sym is not None else "rule")
                      for f in arr.fifos.values())
     processes = tuple(Process(i.func, i.template_args, i.args, arr.channels(i)) for i in arr.instances)
     modules = tuple(arr.functions.values())
@@ -206,8 +207,8 @@ def array_ir(ctx: Ctx, platform: Platform | None = None) -> ArrayIR:
     hardware = []
     for f in modules:
         first = next(p for p in processes if p.func == f.name)
-        outs = tuple(StreamOut(by_name[c].bits_sym, by_name[c].depth, by_name[c].depth_sym) for c, d in first.channels
-                     if d == "out" and by_name[c].kind == "stream")
+        outs = tuple(StreamOut(by_name[c].bits_sym, by_name[c].depth, by_name[c].depth_sym, by_name[c].storage)
+                     for c, d in first.channels if d == "out" and by_name[c].kind == "stream")
         hardware.append(ModuleHardware(f.name, arr.counts[f.name], arr.operators[f.name], outs,
                                        arr.registers.get(f.name, ())))
     word = ctx.output.lanes_sym * ctx.output.bits  # a drain writes one word stream

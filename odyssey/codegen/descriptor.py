@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from odyssey.codegen.array_ir import ArrayIR, Buffer, Storage
+from odyssey.codegen.array_ir import ArrayIR, Buffer
 from odyssey.codegen.context import Ctx
 from odyssey.codegen.descriptor_schema import (
     LANE_OPS,
@@ -55,7 +55,6 @@ def _one_of(value: str, choices: tuple[_L, ...]) -> _L:
 
 
 def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> Descriptor:
-    storage = ctx.tiling.design.storage
     """The descriptor of the array ``ir`` built from ``ctx`` for ``platform`` (its name, or its
     file, and its kernel clock); ``command`` is the command line that asked for it."""
     t = ctx.tiling
@@ -102,7 +101,7 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> De
                      "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count), "impl": u.impl}
                                    for u in h.operators],
                      "registers": _registers(h),
-                     "outputs": [_stream_out(o, storage) for o in h.outputs],
+                     "outputs": [_stream_out(o) for o in h.outputs],
                      "ast": [stmt_json(s) for s in f.body]} for f, h in zip(ir.modules, ir.hardware, strict=True)],
         "absent_modules": [{"name": f.name, "kind": module_kind(f.kind), "role": role_of(f.kind), "operand": f.operand,
                             "boundary": f.boundary, "template": list(f.template), "instances": [],
@@ -110,7 +109,7 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> De
                             "operators": [{"op": u.op, "dtype": u.dtype, "count_sym": _j(u.count), "impl": u.impl}
                                           for u in h.operators],
                             "registers": _registers(h),
-                            "outputs": [_stream_out(o, storage) for o in h.outputs],
+                            "outputs": [_stream_out(o) for o in h.outputs],
                             "ast": [stmt_json(s) for s in f.body]} for f, h in ir.absent],
         "memory": memory,
         "compute": {"simd_lanes": simd, "ops_per_lane": [_one_of(o, LANE_OPS) for o in op_table(ctx)],
@@ -136,12 +135,10 @@ def descriptor(ctx: Ctx, ir: ArrayIR, *, command: str, platform: Platform) -> De
     }
 
 
-def _stream_out(o: StreamOut, storage: Storage) -> StreamOutJson:
-    """A FIFO a module writes; a deep one (``depth_sym``) is bound as the design binds its
-    buffers (``+bram``: block RAM; else the bank rule)."""
+def _stream_out(o: StreamOut) -> StreamOutJson:
+    """A FIFO a module writes (a deep one, ``depth_sym``, with its binding)."""
     return {"bits_sym": _j(o.bits), "depth": o.depth,
-            "depth_sym": None if o.depth_sym is None else _j(o.depth_sym),
-            "storage": "bram" if storage == "bram" and o.depth_sym is not None else "rule"}
+            "depth_sym": None if o.depth_sym is None else _j(o.depth_sym), "storage": o.storage}
 
 
 def _registers(h: ModuleHardware) -> list[RegisterJson]:

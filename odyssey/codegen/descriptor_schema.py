@@ -48,7 +48,7 @@ from odyssey.mapping.space import Level
 #: 10: each module's pipeline ``registers`` (kind, symbolic width and count, a hold's cycles)
 #: 11: each buffer's ``storage`` (``rule``: the platform's fill rule; ``bram``: a ``+bram``
 #: design; ``uram``: an I/O block of a ``+uram`` design)
-#: 12: a FIFO's ``depth_sym`` and ``storage`` (a deep FIFO, stored in memory: design option ``+pw``)
+#: 12: a FIFO's ``depth_sym`` and ``storage`` (a deep FIFO, stored in memory: the output FIFO of a PE that packs its own words)
 SchemaVersion = Literal[12]
 SCHEMA_VERSION: Final[SchemaVersion] = 12
 

@@ -70,9 +70,10 @@ class StreamOut:
 
     bits: Expr
     depth: int
-    #: a deep FIFO's depth at every tiling, stored in memory by the bank rule (None: a shift
-    #: register of ``depth`` items)
+    #: a deep FIFO's depth at every tiling, stored in memory as ``storage`` binds it (``rule``:
+    #: the bank rule; ``bram``) (None: a shift register of ``depth`` items)
     depth_sym: Expr | None = None
+    storage: Literal["rule", "bram", "uram"] = "rule"
 
 
 @dataclass(frozen=True, slots=True)

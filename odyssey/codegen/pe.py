@@ -409,7 +409,6 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     inner = ctx.tile_loops(ctx.inner_reduction, compute)
     head: tuple[Stmt, ...] = ()
     if ctx.pe_words:  # the results leave as words through the PE's output FIFO: no block
-        params.extend(scalar_params(ctx))
         body_v: tuple[Stmt, ...] = inner
         if ctx.output.packed:
             head = (Decl(ctx.output.word_type, "ow"), Decl("int", "wn", init="0"))
@@ -418,8 +417,8 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
         # tile loops); the drain process streams the previous period's block while this one
         # computes
         params.append(Param(f"hls::stream_of_blocks<{acc_t(ctx)}>", "acc_blocks", by_ref=True, direction="out"))
-        params.extend(scalar_params(ctx))
         body_v = (Scope((Line(f"hls::write_lock<{acc_t(ctx)}> acc(acc_blocks)"), *inner)),)
+    params.extend(scalar_params(ctx))
     # the running sums' storage, bound as the resource model prices it (fabric.json `bram`:
     # block RAM where it fills enough of it, else distributed RAM); one read and one write
     # port per iteration: simple dual port

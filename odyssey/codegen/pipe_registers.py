@@ -8,7 +8,7 @@ memory reads are read when needed), and counts what ``fabric.json``'s ``pipeline
 
 * one enable per stage, ``2 +`` the latest value's cycle (read and write stages);
 * each operand word read from a stream (its item's bits), and each word the pipeline
-  assembles itself and writes to a stream (a PE that packs its own results: ``+pw``);
+  assembles itself and writes to a stream (a PE that packs its own results: ``Ctx.pe_words``);
 * each floating-point operator's result (the operators counted by the witness);
 * a delay line for each floating-point operand that waits for the other operand of its
   operator (a lane left over at a level of the lanes' tree waiting for the next level's

@@ -6,7 +6,8 @@ array is a pipeline whose steady state is set by its slowest stage, plus the tim
 and to empty it. With ``L_m`` each module's latency (:mod:`odyssey.model.latency`),
 ``V_X`` the visits of input ``X``'s tile, ``first = max_X ceil(L_{L3,X} / V_X)`` (loading
 the first tiles: the prologue), ``tile = (PE iterations per tile - 1) * II + depth``,
-``visit = tile * (tiles per output visit)`` and ``drain = max_d ceil(L_d / visits)`` over the
+``visit = tile + (tiles per output visit - 1) * iterations * II`` (the inner reduction tiles
+of an output visit run in one pipeline, which fills once) and ``drain = max_d ceil(L_d / visits)`` over the
 modules ``d`` whose role is ``drain`` or ``writer`` (the last output tile through the slowest
 stage of the drain path: the epilogue), the latency is the largest of
 

@@ -15,7 +15,7 @@ The construct costs (``platforms/fabric.json``, each with its source):
 * an operator: its core's LUT and FF;
 * a FIFO of ``W`` bits and depth ``D`` (each module's ``outputs``; every FIFO has one
   producer): below ``srl_min_depth`` items, ``D * W`` FF and ``mux_lut_per_bit * W`` LUT for
-  the read multiplexer, else ``W * ceil(D / srl_depth_per_lut)`` SRL LUTs; a deep FIFO (``+pw``)
+  the read multiplexer, else ``W * ceil(D / srl_depth_per_lut)`` SRL LUTs; a deep FIFO (a PE's output FIFO of a visit of words)
   in block or distributed RAM by the bank rule; plus its control;
 * a process: its state machine and handshake, plus one counter per loop that is not unrolled,
   ``ceil(log2(trip + 1))`` bits each, at ``lut_per_bit`` and ``ff_per_bit``;
@@ -91,6 +91,13 @@ def _sum(items: Iterable[Usage]) -> Usage:
     return out
 
 
+def lutram_bank(width: Expr, depth: Expr, costs: FabricCosts) -> Expr:
+    """LUTs of one bank of ``depth`` items of ``width`` bits in distributed RAM (at every
+    tiling: :meth:`~odyssey.platforms.fabric.LutramCosts.luts`)."""
+    lr = costs.lutram
+    return lr.luts_per_block * ceil_div(width, lr.block_width) * ceil_div(depth, lr.block_depth)
+
+
 def fifo_usage(bits: Expr, depth: int, costs: FabricCosts, *, deep: Expr | None = None,
                storage: str = "rule") -> Usage:
     """One stream FIFO of ``bits``-bit items, ``depth`` deep (see the module docstring); a deep
@@ -99,9 +106,8 @@ def fifo_usage(bits: Expr, depth: int, costs: FabricCosts, *, deep: Expr | None 
     f = costs.fifo
     if deep is not None:
         on = on_bram(bits, deep, costs.bram, storage)
-        lr = costs.lutram
-        lutram = lr.luts_per_block * ceil_div(bits, lr.block_width) * ceil_div(deep, lr.block_depth)
-        return Usage(lut=(1 - on) * lutram + f.control.lut, ff=bits * f.ff_per_bit + f.control.ff,
+        return Usage(lut=(1 - on) * lutram_bank(bits, deep, costs) + f.control.lut,
+                     ff=bits * f.ff_per_bit + f.control.ff,
                      bram18k=on * bank_blocks(bits, deep, costs.bram))
     if depth < f.srl_min_depth:
         lut = bits * f.mux_lut_per_bit if depth > 1 else const(0)
@@ -190,12 +196,11 @@ def module_usage(m: ModuleJson, subst: Mapping[str, Expr], costs: FabricCosts) -
 def lutram_luts(desc: Descriptor, subst: Mapping[str, Expr], costs: FabricCosts) -> dict[str, Expr]:
     """LUTs of each buffer's banks bound to distributed RAM (the banks
     :func:`odyssey.model.resources.bram18k` leaves out of BRAM), by buffer name."""
-    lr = costs.lutram
     out: dict[str, Expr] = {}
     for b in desc["memory"]:
         banks, depth = bank_shape(b, subst)
         width = _e(b["bits_sym"], subst)
-        luts = lr.luts_per_block * ceil_div(width, lr.block_width) * ceil_div(depth, lr.block_depth)
+        luts = lutram_bank(width, depth, costs)
         if b["storage"] == "uram":  # UltraRAM: no LUT
             continue
         small = 1 - on_bram(width, depth, costs.bram, b["storage"])

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from odyssey.plots import Bars, Curve, Lines, Plot, Series, draw
+from odyssey.plots import MARKERS, Bars, Curve, Lines, Plot, Series, draw
 
 _LABEL = {"dsp": "DSP", "lut": "LUT", "ff": "FF", "bram18k": "BRAM18K", "uram": "URAM"}
 
@@ -118,9 +118,6 @@ def timeline(processes: Sequence[Mapping[str, Any]]) -> str:
     return svg_of(fig)
 
 
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
-
 def front(points: Sequence[Mapping[str, Any]], top: int = 7) -> str:
     """A Pareto front: each point's GOP/s against its DSP and against its BRAM18K, the ``top``
     designs with most points each with a marker shape of its own (the rest as "other")."""
@@ -136,7 +133,7 @@ def front(points: Sequence[Mapping[str, Any]], top: int = 7) -> str:
         for k, name in enumerate([*named, "other"]):
             sel = [p for p in points if (p["design"] == name if name != "other" else p["design"] not in named)]
             if sel:
-                ax.plot([p[key] for p in sel], [p["throughput_gops"] for p in sel], _MARKERS[k % len(_MARKERS)],
+                ax.plot([p[key] for p in sel], [p["throughput_gops"] for p in sel], MARKERS[k % len(MARKERS)],
                         markersize=3.5, alpha=0.8, label=f"{name} ({len(sel)})")
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)

@@ -18,6 +18,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from odyssey.errors import StudyError
+from odyssey.plots import MARKERS
 from odyssey.tune.pareto import DesignStats, ParetoPoint, ParetoResult, nondominated
 from odyssey.tune.pareto.result import FIELDS
 
@@ -25,7 +26,6 @@ from odyssey.tune.pareto.result import FIELDS
 CSV_COLUMNS = ("design", "dataflow", "ordering", "tiling", "latency_cycles", "throughput_gops",
                "dsp", "bram18k", "uram", "offchip_bytes", "feasible")
 _PANELS = (("dsp", "DSP slices"), ("bram18k", "BRAM18K blocks"))
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 def front_csv(result: ParetoResult) -> str:
@@ -100,7 +100,7 @@ def plot_front(result: ParetoResult, *, title: str) -> Figure:
     dataflows = sorted({p.dataflow for p in result.points}, key=lambda d: (d.count(","), d))
     orderings = sorted({p.ordering for p in result.points})
     colours = {d: f"C{k % 10}" for k, d in enumerate(dataflows)}
-    markers = {o: _MARKERS[k % len(_MARKERS)] for k, o in enumerate(orderings)}
+    markers = {o: MARKERS[k % len(MARKERS)] for k, o in enumerate(orderings)}
     lat = np.array([p.latency_cycles for p in result.points])
     for ax, (res, label) in zip(axes, _PANELS, strict=True):
         x = np.array([getattr(p, res) for p in result.points])
