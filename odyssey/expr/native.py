@@ -453,18 +453,22 @@ def compile_native(exprs: Mapping[str, Expr], params: Sequence[str], bounds: Map
     return run
 
 
-#: a compilation costs about this many seconds (0.1-0.2 s for a model of 500 nodes): the
-#: adaptive evaluator compiles once numpy has spent as much (the ski-rental rule: never
-#: more than twice the better of the two choices)
-COMPILE_COST_S = 0.15
+#: what a compilation costs the caller's thread: the IR is built in Python (0.03-0.06 s for
+#: the U250 models of MM and CNN, holding the interpreter's lock), while LLVM's passes and code
+#: generation (0.2-0.3 s) run in a background thread that releases the lock (llvmlite calls
+#: LLVM through ctypes). The adaptive evaluator starts compiling once numpy has spent this much
+#: (the ski-rental rule on the caller's share: never more than twice the better choice)
+COMPILE_COST_S = 0.05
 
 
 class AdaptiveEvaluator:
     """numpy's evaluator until it has spent :data:`COMPILE_COST_S` seconds, then the native
     loop (:func:`compile_native`) where one applies: the same values either way, so a short
-    evaluation never pays a compilation and a long one runs at native speed. ``bounds``
-    bound the inputs' magnitudes (:func:`compile_native`); the native loop is never pickled
-    (a copy in another process compiles its own)."""
+    evaluation never pays a compilation and a long one runs at native speed. The compilation
+    runs in a background thread while numpy goes on evaluating (a search under a budget of
+    half a second keeps searching instead of waiting for LLVM); :meth:`wait` joins it.
+    ``bounds`` bound the inputs' magnitudes (:func:`compile_native`); the native loop is never
+    pickled (a copy in another process compiles its own)."""
 
     def __init__(self, exprs: Mapping[str, Expr], params: Sequence[str], bounds: Mapping[str, float],
                  *, compile_after_s: float = COMPILE_COST_S) -> None:
@@ -472,16 +476,35 @@ class AdaptiveEvaluator:
         self.numpy = compile_vectorized(self.exprs, self.params)
         self.compile_after_s = compile_after_s
         self.spent_s = 0.0
+        #: None: not compiled (yet); False: no native loop (llvmlite missing, or the
+        #: compilation failed: ``native_error`` says why); else the compiled loop
         self.native: Callable[[Mapping[str, Any]], dict[str, np.ndarray]] | None | bool = None
+        self.native_error: BaseException | None = None
+        self._thread: threading.Thread | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "native": None}
+        return {**self.__dict__, "native": None, "native_error": None, "_thread": None}
+
+    def _compile_in_background(self) -> None:
+        def work() -> None:
+            try:
+                self.native = compile_native(self.exprs, self.params, self.bounds) or False
+            except Exception as exc:  # numpy's evaluator computes the same values: keep it
+                self.native_error, self.native = exc, False
+        self._thread = threading.Thread(target=work, name="odyssey-native-compile", daemon=True)
+        self._thread.start()
+
+    def wait(self) -> None:
+        """Block until a compilation under way has finished."""
+        if self._thread is not None:
+            self._thread.join()
 
     def __call__(self, points: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        if self.native is None and self.spent_s > self.compile_after_s:
-            self.native = compile_native(self.exprs, self.params, self.bounds) or False
-        if self.native:
-            return self.native(points)  # type: ignore[operator]
+        native = self.native
+        if native:
+            return native(points)  # type: ignore[operator]
+        if native is None and self._thread is None and self.spent_s > self.compile_after_s:
+            self._compile_in_background()
         t0 = time.perf_counter()
         out = self.numpy(points)
         self.spent_s += time.perf_counter() - t0

@@ -101,8 +101,10 @@ def test_design_model_switches_to_native_with_the_same_results() -> None:
     before = m.evaluate(pts)
     assert m._core.native is None
     m._core.compile_after_s = 0.0
+    m.evaluate(pts)  # starts the compilation in the background, numpy's values meanwhile
+    m._core.wait()
     after = m.evaluate(pts)
-    assert m._core.native  # compiled
+    assert m._core.native and m._core.native_error is None  # compiled
     for f in ("latency_cycles", "throughput_gops", "dsp", "lut", "ff", "bram18k", "uram", "offchip_bytes", "legal",
               "feasible", "reason_code"):
         assert np.array_equal(getattr(before, f), getattr(after, f)), f
@@ -117,7 +119,9 @@ def test_adaptive_evaluator_compiles_after_its_budget() -> None:
     pts = {"x": np.arange(1, 50), "y": np.arange(1, 50)}
     first = ev(pts)  # numpy's: nothing spent yet
     assert ev.native is None
-    assert _same(ev(pts)["y"], first["y"]) and ev.native
+    second = ev(pts)  # numpy's again, the compilation started beside it
+    ev.wait()
+    assert ev.native and _same(ev(pts)["y"], first["y"]) and _same(second["y"], first["y"])
 
 
 def test_rules_closed_form() -> None:
@@ -206,3 +210,17 @@ def test_random_expressions_equal_numpy(e: Expr, rows: list[tuple[int, int, int]
     # the bounds numpy's evaluator sees in these data: both plan the same promotions
     bounds = {n: float(max(1, int(np.abs(a).max()))) for n, a in pts.items()}
     _check({"e": e}, pts, bounds)
+
+
+def test_a_failed_background_compilation_keeps_numpys_values(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def broken(*args: object) -> None:
+        raise RuntimeError("LLVM refused")
+    monkeypatch.setattr(native, "compile_native", broken)
+    ev = native.AdaptiveEvaluator({"y": FloorDiv(X * Y, Const(3))}, ["x", "y"], {"x": 100, "y": 100},
+                                  compile_after_s=0.0)
+    pts = {"x": np.arange(1, 50), "y": np.arange(1, 50)}
+    first = ev(pts)
+    ev(pts)
+    ev.wait()
+    assert ev.native is False and isinstance(ev.native_error, RuntimeError)
+    assert _same(ev(pts)["y"], first["y"])

@@ -137,6 +137,10 @@ def _solve_ipopt(nl: Path, time_limit_s: float, tol: float) -> _Point:
         "ipopt.max_wall_time": float(time_limit_s),
         "ipopt.tol": float(tol),
         "error_on_fail": False,
+        # the importer builds MX graphs; SX expressions (casadi's `expand`) build the
+        # derivatives and evaluate them several times faster (MM 1024^3 `ij-ij.k`: 0.07 s
+        # from import to solution instead of 0.29 s, the same 35 Ipopt iterations)
+        "expand": True,
     }
     solver = casadi.nlpsol("odyssey_ipopt", "ipopt", problem, options)
     sol = solver(
