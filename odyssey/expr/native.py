@@ -453,12 +453,15 @@ def compile_native(exprs: Mapping[str, Expr], params: Sequence[str], bounds: Map
     return run
 
 
-#: what a compilation costs the caller's thread: the IR is built in Python (0.03-0.06 s for
-#: the U250 models of MM and CNN, holding the interpreter's lock), while LLVM's passes and code
-#: generation (0.2-0.3 s) run in a background thread that releases the lock (llvmlite calls
-#: LLVM through ctypes). The adaptive evaluator starts compiling once numpy has spent this much
-#: (the ski-rental rule on the caller's share: never more than twice the better choice)
-COMPILE_COST_S = 0.05
+#: numpy's seconds before the adaptive evaluator starts compiling: two or three of numpy's
+#: calls on a U250 model (about 4 ms each whatever the batch), so a one-off query never
+#: compiles and a search starts at once. What the compilation costs the caller's thread is
+#: the IR built in Python (0.03-0.06 s for the MM and CNN models, holding the interpreter's
+#: lock); LLVM's passes and code generation (0.2-0.3 s) run in a background thread that
+#: releases the lock (llvmlite calls LLVM through ctypes), beside the search. MM 1024^3
+#: `ik-ik.j` under `odyssey tune --time 0.5`: 11-17 k samples against 7-11 k when the
+#: compilation started after 0.05 s of numpy
+COMPILE_COST_S = 0.01
 
 
 class AdaptiveEvaluator:
