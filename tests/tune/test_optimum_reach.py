@@ -147,6 +147,23 @@ def test_the_memo_gives_the_reach_of_each_box(case: tuple[str, str], data: st.Da
     assert (memo(both) == reach(cap, both, space)).all()
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_CASES, st.data())
+def test_the_memo_in_chunks_gives_the_reach_of_each_box(case: tuple[str, str], data: st.DataObject) -> None:
+    """The memo calls :func:`reach` on chunks of its new boxes (bounded memory): the same
+    results as one call on all of them."""
+    import odyssey.tune.exact.optimum_reach as reach_mod
+    _, space, cap, _, _ = _setup(*case)
+    boxes = _draw_boxes(space, data, 11)
+    saved = reach_mod._CHUNK
+    try:
+        reach_mod._CHUNK = 3
+        chunked = Reach(cap, space)(boxes)
+    finally:
+        reach_mod._CHUNK = saved
+    assert (chunked == reach(cap, boxes, space)).all()
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_CASES, st.data())
 def test_bounds_within_the_reach_contain_every_tiling_within_the_budget(

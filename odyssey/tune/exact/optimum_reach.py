@@ -39,6 +39,7 @@ _FEW = 8  # a parent with at most this many values: its child's values are their
 _LIST = 64  # a progression of at most this many members is listed
 _COMBOS = 512  # per box, at most this many combinations of the listed values (more gain little)
 _SLACK = 1e-9  # relative, on the cap: float rounding never drops a product within budget
+_CHUNK = 2048  # boxes per call of :func:`reach` from :class:`Reach`
 
 
 def reach(budget: MonomialBudget, boxes: _Boxes, space: _Space) -> np.ndarray:
@@ -188,7 +189,11 @@ class Reach:
             for i in miss.tolist():
                 first.setdefault(keys[i], i)
             todo = np.fromiter(first.values(), dtype=np.int64, count=len(first))
-            got = reach(self.budget, boxes.take(todo), self.space)
+            # in chunks: a box enumerates up to _COMBOS combinations, so one call's arrays grow
+            # with its boxes times that (MM 1024^3 `ij-ik.j`: +209 MB in one call of 20,000
+            # boxes); each box's result depends on that box alone
+            got = np.concatenate([reach(self.budget, boxes.take(todo[s:s + _CHUNK]), self.space)
+                                  for s in range(0, len(todo), _CHUNK)])
             if len(memo) + len(todo) > self._LIMIT:
                 memo.clear()
             memo.update(zip((keys[i] for i in todo.tolist()), got.tolist(), strict=True))
