@@ -260,6 +260,22 @@ def test_compiled_bounds_equal_the_interpreter_box_by_box(e: Expr, boxes: list[t
         _same_bounds(batch, prog.reference(lo[r:r + 1], hi[r:r + 1], mod[r:r + 1]), slice(r, r + 1))
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_expressions(), st.lists(_boxes(len(_SYMS)), min_size=2, max_size=7))
+def test_bounds_in_chunks_equal_one_run(e: Expr, boxes: list[tuple[np.ndarray, ...]]) -> None:
+    """A batch larger than the chunk runs in chunks (bounded memory): the same bounds."""
+    import odyssey.tune.exact.optimum_bounds as bounds_mod
+    lo, hi, mod = (np.concatenate([b[j] for b in boxes]) for j in range(3))
+    prog = IntervalProgram({"e": e, "twice": e * e}, _SYMS)
+    whole = prog(lo, hi, mod)
+    saved = bounds_mod._CHUNK_BOXES
+    try:
+        bounds_mod._CHUNK_BOXES = 2
+        _same_bounds(whole, prog(lo, hi, mod))
+    finally:
+        bounds_mod._CHUNK_BOXES = saved
+
+
 def test_residues_are_exact_on_congruence_classes() -> None:
     x = sym("x")
     lanes = where(eq(x - 16 * floor_div(x, 16), 0), 16, where(eq(x - 8 * floor_div(x, 8), 0), 8, 1))

@@ -95,6 +95,8 @@ from odyssey.tune.exact.optimum_rewrite import match_mod, tile_count
 Array = np.ndarray
 #: a parameter bound or constant from which integer arithmetic is no longer taken as exact
 _EXACT_MAGNITUDE = float(2**16)
+#: boxes per run of the tape (:meth:`IntervalProgram.__call__`)
+_CHUNK_BOXES = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,8 +470,21 @@ class IntervalProgram:
         """The bounds over boxes ``lo``, ``hi``, ``mod`` (each ``(n, len(params))``), by the
         compiled tape (:meth:`_compile`). ``limits[c]``, when given, is per box a bound on
         cap ``c``'s monomial (as :attr:`caps`, without the coefficient) at the points of the
-        box within the cap (:func:`.optimum_reach.reach`), used where below the cap."""
-        return self._run(lo, hi, mod, compiled=True, limits=limits)
+        box within the cap (:func:`.optimum_reach.reach`), used where below the cap.
+
+        Batches of more than :data:`_CHUNK_BOXES` boxes run in chunks of that many (each
+        box's bounds depend on that box alone): the tape's live results take 16 bytes per
+        box each, so memory stays bounded however many trial halves a split bounds."""
+        n = lo.shape[0]
+        if n <= _CHUNK_BOXES:
+            return self._run(lo, hi, mod, compiled=True, limits=limits)
+        parts = [self._run(lo[s:s + _CHUNK_BOXES], hi[s:s + _CHUNK_BOXES], mod[s:s + _CHUNK_BOXES], compiled=True,
+                           limits=None if limits is None else
+                           [None if c is None else c[s:s + _CHUNK_BOXES] for c in limits])
+                 for s in range(0, n, _CHUNK_BOXES)]
+        return BoxBounds({k: np.concatenate([p.lo[k] for p in parts]) for k in self.outputs},
+                         {k: np.concatenate([p.hi[k] for p in parts]) for k in self.outputs},
+                         np.concatenate([p.undecided for p in parts]))
 
     def reference(self, lo: Array, hi: Array, mod: Array,
                   limits: Sequence[Array | None] | None = None) -> BoxBounds:
