@@ -152,7 +152,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             "the resource model must count what the printed code instantiates (odyssey/model/fabric.py)"))
     record = {**report.as_json(), "resources": wit.as_json(), "model_resources": model_totals}
     emit_json(args.json, record)
-    print(f"{d}: {len(report.processes)} processes, {report.channels} channels: "
+    print(f"{d}: {len(report.processes)} processes of {len(report.modules)} modules, {report.channels} channels: "
           + ("ok" if report.ok else f"{len(report.problems)} problem(s)"))
     total = wit.total
     print("resources counted in the printed code: " + ", ".join(

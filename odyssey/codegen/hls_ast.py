@@ -92,8 +92,10 @@ class DramWrite:
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """``func<template_args>(args);``; ``task`` marks a process of a dataflow region, printed
-    as ``ODYSSEY_TASK(...)`` (a plain call for Vitis, a thread in concurrent C simulation)."""
+    """``func(template_args..., args...);``: a process's position (``template_args``, its
+    function's :attr:`Function.template` parameters) is passed first, as ordinary arguments;
+    ``task`` marks a process of a dataflow region, printed as ``ODYSSEY_TASK(...)`` (a plain
+    call for Vitis, a thread in concurrent C simulation)."""
 
     func: str
     args: tuple[str, ...]
@@ -232,7 +234,11 @@ class Function:
     name: str
     params: tuple[Param, ...]
     body: tuple[Stmt, ...]
-    template: tuple[str, ...] = ()  # template parameters, e.g. ("int idx",)
+    #: position parameters, e.g. ("int p_i",): printed as the function's first arguments, not
+    #: as a template. HLS synthesizes a function once and instantiates it at every call, while
+    #: each template specialization is a function of its own (1,180 modules on a 344-PE MM
+    #: array, about 20 this way; AutoSA passes its ids as arguments too)
+    template: tuple[str, ...] = ()
     comment: str = ""
     kind: str = ""  # module kind for the descriptor ("pe", "io_l3_in", ...)
     returns: str = "void"
@@ -303,8 +309,7 @@ def print_stmt(s: Stmt, indent: int, out: list[str], *, in_pipe: bool = False) -
         out.append(f"{pad}{s.port}[{s.index}] = {s.value};")
         out.append(f"{pad}ODYSSEY_DRAM_PORT({_run(s.run)}, {s.port});")
     elif isinstance(s, Call):
-        targs = f"<{', '.join(s.template_args)}>" if s.template_args else ""
-        call = f"{s.func}{targs}({', '.join(s.args)})"
+        call = f"{s.func}({', '.join((*s.template_args, *s.args))})"
         out.append(f"{pad}ODYSSEY_TASK({call});" if s.task else f"{pad}{call};")
     elif isinstance(s, Scope):
         out.append(f"{pad}{{")
@@ -385,9 +390,7 @@ def print_function(f: Function, *, prototype: bool = False) -> str:
     out: list[str] = []
     if f.comment and not prototype:
         out.extend(f"// {line}" for line in f.comment.splitlines())
-    if f.template:
-        out.append(f"template <{', '.join(f.template)}>")
-    params = []
+    params = list(f.template)
     for p in f.params:
         if p.array_dims:
             params.append(f"{p.ctype} {p.name}{''.join(f'[{d}]' for d in p.array_dims)}")

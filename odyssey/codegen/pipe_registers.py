@@ -81,7 +81,7 @@ def is_pe(name: str) -> bool:
 
 def pipe_registers(body: tuple[str, ...], env: dict[str, int], types: dict[str, int]) -> PipeRegisters:
     """The schedule of the first pipelined loop of a function body (see the module docstring);
-    ``env`` the defines and template values, ``types`` the widths of the ``ap_uint`` typedefs."""
+    ``env`` the defines and position values, ``types`` the widths of the ``ap_uint`` typedefs."""
     decls: dict[str, str] = {}
     for line in body:
         if (m := _DECL.match(line.strip()) or _ARRAY.match(line.strip())) is not None:

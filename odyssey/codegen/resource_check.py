@@ -16,7 +16,7 @@ function, over all its instances (the calls of the region):
   statements, enables, operand words, floating-point results and the delay lines of values
   that wait);
 * **control**: one state machine per process and a counter of ``ceil(log2(trip + 1))`` bits per
-  loop that is not unrolled (trips at position 0 of the template parameters, as the model);
+  loop that is not unrolled (trips at position 0 of the position parameters, as the model);
 * **FIFOs**: each ``hls::stream`` of the region with its ``STREAM`` depth, its item width (the
   typedefs) and its ``BIND_STORAGE`` implementation (none: Vitis's default, UG1399
   ``config_storage``: a shift register up to depth 2 and 1,024 bits, else memory), charged to
@@ -53,7 +53,13 @@ from odyssey.codegen.c_text import (
 )
 from odyssey.codegen.ii_check import Node, c_eval, parse_body
 from odyssey.codegen.pipe_registers import is_pe, pipe_registers
-from odyssey.codegen.static_check import _CALL, _STREAM_DECL, CFunction, parse_functions
+from odyssey.codegen.static_check import (
+    _CALL,
+    _STREAM_DECL,
+    CFunction,
+    parse_functions,
+    position_params,
+)
 from odyssey.errors import OdysseyError
 from odyssey.platforms import default_op_costs
 from odyssey.platforms.fabric import FabricCosts, fabric_costs
@@ -352,7 +358,7 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
             continue
         f = funcs[m.group(1)]
         name = f.name
-        fenv = {**env, **{p.split()[-1]: 0 for p in _template_params(src, name)}}
+        fenv = {**env, **{p: 0 for p in position_params(f)}}
         if name not in out.modules:
             out.modules[name] = Usage()
             out.operators[name] = _function_ops(f, fenv)
@@ -392,10 +398,6 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
     out.modules["ports"] = _interfaces(funcs, src, types, costs)
     return out
 
-
-def _template_params(src: str, name: str) -> list[str]:
-    m = re.search(rf"template <([^>]*)>\nvoid {re.escape(name)}\(", src)
-    return [p.strip() for p in m.group(1).split(",")] if m else []
 
 
 def _interfaces(funcs: dict[str, CFunction], src: str, types: dict[str, int], costs: FabricCosts) -> Usage:

@@ -51,7 +51,6 @@ from odyssey.codegen.ii_check import LoopII, Memory, c_eval, loop_ii, parse_body
 from odyssey.errors import OdysseyError
 
 _FUNC = re.compile(r'^(?:extern "C" )?void (\w+)\((.*)\) \{$')
-_TEMPLATE = re.compile(r"^template <(.*)>$")
 _STREAM_DECL = re.compile(r"^\s*hls::stream<(.+)> (\w+)\(")
 _BLOCKS_DECL = re.compile(r"^\s*hls::stream_of_blocks<(.+)> (\w+);")
 _ARRAY_DECL = re.compile(r"^\s*(?:static )?[A-Za-z_][\w:<>]*(?: [\w:<>]+)*? (\w+)((?:\[[^\]]+\])+)(?: = .*)?;$")
@@ -85,6 +84,9 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     processes: list[str] = field(default_factory=list)
+    #: the distinct functions the processes call: the modules HLS synthesizes (one per
+    #: function, instantiated per call)
+    modules: list[str] = field(default_factory=list)
     channels: int = 0
     loops: list[LoopII] = field(default_factory=list)
 
@@ -93,14 +95,31 @@ class CheckReport:
         return not self.problems
 
     def as_json(self) -> dict[str, object]:
-        return {"ok": self.ok, "processes": len(self.processes), "channels": self.channels,
+        return {"ok": self.ok, "processes": len(self.processes), "modules": len(self.modules),
+                "channels": self.channels,
                 "loops": [lp.as_json() for lp in self.loops],
                 "problems": [p.as_json() for p in self.problems],
                 "warnings": [p.as_json() for p in self.warnings]}
 
 
+def position_params(f: CFunction) -> list[str]:
+    """The leading ``int p_*`` parameters of a process: its position in the array."""
+    out = []
+    for ctype, name in f.params:
+        if ctype != "int" or not name.startswith("p_"):
+            break
+        out.append(name)
+    return out
+
+
+def call_label(func: str, args: list[str], callee: CFunction) -> str:
+    """A process call's name with its position, ``PE<0, 1>`` (as the timed simulation names it)."""
+    k = len(position_params(callee))
+    return f"{func}<{', '.join(args[:k])}>" if k else func
+
+
 def parse_functions(text: str) -> dict[str, CFunction]:
-    """Function definitions of printed C++ (a template is one definition for all positions)."""
+    """Function definitions of printed C++ (one definition for all positions of a process)."""
     lines = text.splitlines()
     out: dict[str, CFunction] = {}
     k = 0
@@ -275,7 +294,7 @@ def _check_iis(region: CFunction, funcs: dict[str, CFunction], defines: dict[str
         f = funcs[fname]
         tree = parse_body(f.body)
         env: dict[str, int] = dict(ints)
-        for line in f.body:  # every loop variable, template position and scalar at 0
+        for line in f.body:  # every loop variable, position and scalar at 0
             for v in re.findall(r"for \(int (\w+) =", line):
                 env[v] = 0
         for ctype, pname in f.params:
@@ -362,7 +381,7 @@ def _check_region(region: CFunction, funcs: dict[str, CFunction], report: CheckR
             continue
         callee = funcs[m.group(1)]
         args = [a.strip() for a in m.group(3).split(",")] if m.group(3).strip() else []
-        label = f"{m.group(1)}<{m.group(2)}>" if m.group(2) else m.group(1)
+        label = call_label(m.group(1), args, callee)
         k = len(calls)
         calls.append(label)
         if len(args) != len(callee.params):
@@ -381,6 +400,7 @@ def _check_region(region: CFunction, funcs: dict[str, CFunction], report: CheckR
             if "in" in use:
                 consumers[arg].append(k)
     report.processes.extend(calls)
+    report.modules.extend(sorted({c.split("<")[0] for c in calls} - set(report.modules)))
     for ch, kind in declared.items():
         p, c = producers[ch], consumers[ch]
         if len(p) != 1 or len(c) != 1:

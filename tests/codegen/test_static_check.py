@@ -11,7 +11,7 @@ import pytest
 from odyssey.codegen.csim import run_csim
 from odyssey.codegen.generate import generate
 from odyssey.codegen.samples import sample_tiling
-from odyssey.codegen.static_check import check_design, parse_functions
+from odyssey.codegen.static_check import check_design, parse_functions, position_params
 from odyssey.codegen.writer import write_design
 from odyssey.frontend import load_scop
 from odyssey.mapping.space import analyse
@@ -103,9 +103,9 @@ def test_a_stream_with_two_readers_is_reported(tmp_path: Path) -> None:
     src = out / "kernel.cpp"
     text = src.read_text()
     # a second PE feeder reads the first one's block stream as well
-    calls = re.findall(r"ODYSSEY_TASK\((\w+_intra)<([^>]*)>\((blocks_\w+),", text)
+    calls = re.findall(r"ODYSSEY_TASK\((\w+_intra)\(([\d, ]*\d), (blocks_\w+),", text)
     first, second = next((a, b) for a in calls for b in calls if a[0] == b[0] and a[2] != b[2])
-    text = text.replace(f"{second[0]}<{second[1]}>({second[2]},", f"{second[0]}<{second[1]}>({first[2]},")
+    text = text.replace(f"{second[0]}({second[1]}, {second[2]},", f"{second[0]}({second[1]}, {first[2]},")
     src.write_text(text)
     found = _problems(out)
     assert any(f"`{first[2]}` has 1 producer(s) and 2 consumer(s)" in p for p in found)
@@ -113,11 +113,12 @@ def test_a_stream_with_two_readers_is_reported(tmp_path: Path) -> None:
 
 
 def test_parser_reads_functions_and_parameters() -> None:
-    text = ("template <int p_i>\nvoid f(hls::stream<ap_uint<64>> &a, int t_k) {\n  a.write(1);\n}\n"
+    text = ("void f(int p_i, hls::stream<ap_uint<64>> &a, int t_k) {\n  a.write(1);\n}\n"
             'extern "C" void kernel0(float * C) {\n}\n')
     funcs = parse_functions(text)
     assert set(funcs) == {"f", "kernel0"}
-    assert funcs["f"].params == (("hls::stream<ap_uint<64>> &", "a"), ("int", "t_k"))
+    assert funcs["f"].params == (("int", "p_i"), ("hls::stream<ap_uint<64>> &", "a"), ("int", "t_k"))
+    assert position_params(funcs["f"]) == ["p_i"] and position_params(funcs["kernel0"]) == []
 
 
 def _simd_design(tmp_path: Path) -> Path:
@@ -170,7 +171,7 @@ def test_a_block_consumer_called_first_is_reported(tmp_path: Path) -> None:
     out = _mm_design(tmp_path, "ij-ij.k")
     src = out / "kernel.cpp"
     lines = src.read_text().splitlines()
-    intra = next(k for k, ln in enumerate(lines) if ln.strip().startswith("ODYSSEY_TASK(A_IO_L2_in_intra<0>"))
+    intra = next(k for k, ln in enumerate(lines) if ln.strip().startswith("ODYSSEY_TASK(A_IO_L2_in_intra(0, "))
     begin = next(k for k, ln in enumerate(lines) if ln.strip() == "ODYSSEY_DATAFLOW_BEGIN;")
     call = lines.pop(intra)
     lines.insert(begin + 1, call)
@@ -178,7 +179,7 @@ def test_a_block_consumer_called_first_is_reported(tmp_path: Path) -> None:
     assert any("before its producer" in p and "blocks_A" in p for p in _problems(out))
     res = run_csim(out, timeout_s=120)
     assert res.status == "empty_read", res.message
-    assert "stream_of_blocks" in res.message and "A_IO_L2_in_intra<0>" in res.message
+    assert "stream_of_blocks" in res.message and "A_IO_L2_in_intra(0, " in res.message
 
 
 def test_bundles_and_memory_banks_are_checked(tmp_path: Path) -> None:

@@ -242,7 +242,13 @@ STALE_DATAFLOW_H = """#ifndef ODYSSEY_DATAFLOW_H
 MM_SIZES = {"I": "16", "J": "16", "K": "16"}
 MM_TILING = {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 2, "T_k2": 2}
 KERNEL_CALL = re.compile(r"^(\s*kernel0\(.*\);)$", re.MULTILINE)
-TASK_CALL = re.compile(r"ODYSSEY_TASK\(([^(]*)\(")
+TASK_CALL = re.compile(r"ODYSSEY_TASK\((\w+)\(((?:-?\d+, )*)")
+
+
+def _task_names(text: str) -> list[str]:
+    """Each process call's name as the timed simulation records it: the function and its
+    leading integer arguments (its position), ``PE(0, 1, fifo...)`` -> ``PE<0, 1>``."""
+    return [f"{f}<{ids[:-2]}>" if ids else f for f, ids in TASK_CALL.findall(text)]
 
 
 @dataclass(frozen=True)
@@ -425,7 +431,7 @@ def test_generated_mm_design_runs_timed(results: dict[str, TimedResult], root: P
     assert result.cycles is not None and result.cycles > 8 * 16 * 2
     assert result.cycles == max(end for _, end, _ in result.modules)
     names = [name for name, _, _ in result.modules]
-    assert names == TASK_CALL.findall((root / "mm" / "kernel.cpp").read_text())
+    assert names == _task_names((root / "mm" / "kernel.cpp").read_text())
     assert {"PE<0, 0>", "PE_Alast_Blast<3, 3>", "A_IO_L2_in_inter<2>"} <= set(names)
     assert max(result.modules, key=lambda m: m[1])[0] == "C_drain_IO_L3_out"
     assert all(0 <= stall <= end for _, end, stall in result.modules)

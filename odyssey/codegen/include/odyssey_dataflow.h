@@ -7,7 +7,7 @@
 //       hls::stream<ap_uint<512>, 2> fifo_A_L3_L2("fifo_A_L3_L2");  // streams first
 //       ODYSSEY_DATAFLOW_BEGIN
 //       ODYSSEY_TASK(A_IO_L3_in(A, fifo_A_L3_L2));
-//       ODYSSEY_TASK(PE_wrapper<0, 0>(fifo_A_L3_L2, ...));  // commas inside are fine
+//       ODYSSEY_TASK(PE(0, 0, fifo_A_L3_L2, ...));  // position first; commas inside are fine
 //       ODYSSEY_DATAFLOW_END
 //     }
 //
@@ -88,8 +88,9 @@ class dataflow_region {
 
 #define ODYSSEY_DATAFLOW_BEGIN ::odyssey::dataflow_region odyssey_dataflow_region_;
 #ifdef ODYSSEY_TIMED
-// Timed simulation: the task is registered (in spawn order) under the text of its call up to
-// '(' (e.g. `PE<0, 1>`) and records its clock when it returns; see odyssey_timed.h.
+// Timed simulation: the task is registered (in spawn order) under its function's name and
+// position (`PE(0, 1, ...)` is `PE<0, 1>`) and records its clock when it returns; see
+// odyssey_timed.h.
 #define ODYSSEY_TASK(...)                                                               \
   odyssey_dataflow_region_.spawn(                                                       \
       [&, odyssey_task_index_ = ::odyssey::timed::register_task(#__VA_ARGS__)]() {      \

@@ -441,13 +441,30 @@ inline task_registry& registry() {
   return instance;
 }
 
-// Task name of a stringified call: the text before its first '(' without trailing blanks.
+// Task name of a stringified call: the function's name, and its leading integer arguments (the
+// process's position) as `<a, b>`: `PE(0, 1, fifo_A, ...)` is `PE<0, 1>`.
 inline std::string task_name(const char* call) {
-  std::string name(call);
-  const std::size_t paren = name.find('(');
-  if (paren != std::string::npos && paren != 0) name.erase(paren);
+  std::string text(call);
+  const std::size_t paren = text.find('(');
+  std::string name = (paren != std::string::npos && paren != 0) ? text.substr(0, paren) : text;
   while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
-  return name;
+  if (paren == std::string::npos) return name;
+  std::string ids;
+  std::size_t at = paren + 1;
+  while (at < text.size()) {
+    while (at < text.size() && text[at] == ' ') ++at;
+    std::size_t end = at;
+    if (end < text.size() && text[end] == '-') ++end;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    const bool digits = end > at && text[end - 1] != '-';
+    std::size_t after = end;
+    while (after < text.size() && text[after] == ' ') ++after;
+    if (!digits || after >= text.size() || (text[after] != ',' && text[after] != ')')) break;
+    ids += (ids.empty() ? "" : ", ") + text.substr(at, end - at);
+    at = after + 1;
+    if (text[after] == ')') break;
+  }
+  return ids.empty() ? name : name + "<" + ids + ">";
 }
 
 // Called by ODYSSEY_TASK in the spawning thread, so records keep the spawn order. Out of line,
