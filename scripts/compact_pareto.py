@@ -3,7 +3,7 @@
 `front.json` repeats every point of `front.csv` (1,360 points: 510 KB against 150 KB for
 MM 1024^3). This drops the `points` array from `front.json` once the rows of `front.csv`
 are checked to give the same points (tilings and every objective) and to redraw
-`front.png` byte for byte; `odyssey.studies.pareto_report.load_front` then rebuilds the
+`front.png` byte for byte; `odyssey.tune.pareto.load_front` then rebuilds the
 result from the two files. With `--check`, nothing is written: the files are only checked
 (the figure redrawn, the hypervolume recomputed), for a directory in either form.
 
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from odyssey.studies.pareto_report import figure_png, front_title, load_front, plot_front
-from odyssey.tune.pareto import OBJECTIVES
+from odyssey.studies.pareto_report import figure_png, front_title, plot_front
+from odyssey.tune.pareto import OBJECTIVES, load_front
 
 
 def check(out: Path) -> dict[str, Any]:

@@ -28,8 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from odyssey.studies.pareto_report import load_front
-from odyssey.tune.pareto import ParetoResult, adrs, nondominated
+from odyssey.tune.pareto import ParetoResult, adrs, load_front, nondominated
 
 
 def load(out: Path) -> ParetoResult:

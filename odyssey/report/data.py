@@ -146,22 +146,20 @@ def design_report(rec: Mapping[str, Any], source: str) -> dict[str, Any]:
 
 def _front_points(data: Mapping[str, Any], source: str, folder: Path | None) -> list[dict[str, Any]]:
     """A Pareto record's points: its own ``points``, or the rows of the ``front.csv`` it names
-    (``points_in``, beside the record)."""
-    import csv
+    (``points_in``, beside the record), read by :func:`odyssey.tune.pareto.load_front`."""
+    from odyssey.tune.pareto import load_front
 
-    if isinstance(data.get("points"), list):
-        rows: list[Mapping[str, Any]] = data["points"]
-    else:
+    csv_text = None
+    if not isinstance(data.get("points"), list):
         name = data.get("points_in")
         path = (folder or Path(".")) / str(name)
         if not name or not path.is_file():
             raise ReportError(f"{source}: the Pareto record keeps its points in {path}, which is not there; "
                               "report the record in the folder `odyssey pareto --out` wrote")
-        rows = list(csv.DictReader(path.read_text().splitlines()))
-    return [{"design": str(r["design"]), "latency_cycles": float(r["latency_cycles"]),
-             "throughput_gops": float(r["throughput_gops"]), "dsp": float(r["dsp"]),
-             "bram18k": float(r["bram18k"]), "tiling": r["tiling"] if isinstance(r["tiling"], str)
-             else " ".join(f"{k}={v}" for k, v in r["tiling"].items())} for r in rows]
+        csv_text = path.read_text()
+    return [{"design": p.design_id, "latency_cycles": p.latency_cycles, "throughput_gops": p.throughput_gops,
+             "dsp": p.dsp, "bram18k": p.bram18k, "tiling": " ".join(f"{k}={v}" for k, v in p.tiling.items())}
+            for p in load_front(data, csv_text).points]
 
 
 def pareto_report(data: Mapping[str, Any], source: str, folder: Path | None) -> dict[str, Any]:

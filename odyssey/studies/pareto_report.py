@@ -17,10 +17,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from odyssey.errors import StudyError
 from odyssey.plots import MARKERS
-from odyssey.tune.pareto import DesignStats, ParetoPoint, ParetoResult, nondominated
-from odyssey.tune.pareto.result import FIELDS
+from odyssey.tune.pareto import ParetoResult, nondominated
 
 #: CSV columns, in order
 CSV_COLUMNS = ("design", "dataflow", "ordering", "tiling", "latency_cycles", "throughput_gops",
@@ -51,37 +49,6 @@ def _exact(x: float) -> str:
 def front_json(result: ParetoResult, meta: Mapping[str, Any]) -> dict[str, Any]:
     """``meta`` (kernel, sizes, command ...) followed by :meth:`ParetoResult.to_json`."""
     return {**meta, **result.to_json()}
-
-
-def load_front(doc: Mapping[str, Any], csv_text: str | None = None) -> ParetoResult:
-    """The result a :func:`front_json` document describes, to redraw its figure or recompute
-    its hypervolume. The points come from ``doc["points"]`` or, for a document stored
-    without them, from the rows of its :func:`front_csv` (``csv_text``), which hold every
-    objective as a whole number (exact for counts) and the throughput to 3 decimals."""
-    if "points" in doc:
-        points = tuple(_point(p, p["tiling"]) for p in doc["points"])
-    elif csv_text is not None:
-        points = tuple(_point(r, {k: int(v) for k, v in (t.split("=") for t in r["tiling"].split())})
-                       for r in csv.DictReader(io.StringIO(csv_text)))
-    else:
-        raise StudyError("the front.json document has no points; pass the text of its "
-                         "front.csv as csv_text")
-    objectives = tuple(doc["objectives"])
-    designs = tuple(DesignStats(d["design"], d["dataflow"], d["ordering"], d["legal_tilings"],
-                                d["evaluated"], d["on_front"]) for d in doc["designs"])
-    return ParetoResult(objectives, doc["method"], doc["status"], points,
-                        tuple(float(doc["reference"][o]) for o in objectives),
-                        float(doc["hypervolume"]), int(doc["evaluations"]), float(doc["seconds"]),
-                        doc["seed"], dict(doc["budget"]), str(doc["platform"]), designs)
-
-
-def _point(row: Mapping[str, Any], tiling: Mapping[str, int]) -> ParetoPoint:
-    """A point from a JSON point or a CSV row (the same keys; CSV values are text)."""
-    lat, gops, dsp, bram, uram, offchip = (float(row[f]) for f in FIELDS)
-    feasible = row["feasible"]
-    return ParetoPoint(row["design"], row["dataflow"], row["ordering"], dict(tiling), lat, gops,
-                       dsp, bram, uram, offchip,
-                       feasible if isinstance(feasible, bool) else feasible == "true")
 
 
 def front_title(result: ParetoResult, meta: Mapping[str, Any]) -> str:

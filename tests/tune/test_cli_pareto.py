@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from odyssey.cli import main
-from odyssey.errors import StudyError
+from odyssey.errors import TunerError
 from odyssey.model.design_model import DesignModel
-from odyssey.studies.pareto_report import figure_png, front_csv, front_title, load_front, plot_front
-from odyssey.tune.pareto import adrs
+from odyssey.studies.pareto_report import figure_png, front_csv, front_title, plot_front
+from odyssey.tune.pareto import adrs, load_front
 
 ROOT = Path(__file__).resolve().parents[2]
 MM = str(ROOT / "kernels" / "mm.c")
@@ -75,7 +75,7 @@ def test_front_files_load_back_with_or_without_the_json_points(tmp_path: Path) -
     # the figure the command wrote, redrawn from the JSON without points and the CSV
     png = figure_png(plot_front(from_csv, title=front_title(from_csv, doc)))
     assert png == (tmp_path / "front.png").read_bytes()
-    with pytest.raises(StudyError, match="front.csv"):
+    with pytest.raises(TunerError, match="front.csv"):
         load_front(trimmed)
 
 

@@ -24,6 +24,7 @@ from odyssey.tune.pareto.result import (
     DesignStats,
     ParetoPoint,
     ParetoResult,
+    load_front,
     normalised_hypervolume,
     parse_objectives,
     reference_point,
@@ -33,6 +34,6 @@ from odyssey.tune.pareto.search import EXACT_LIMIT, ParetoProgress, pareto_front
 __all__ = [
     "EXACT_LIMIT", "NSGA2", "OBJECTIVES", "DesignStats", "ParetoPoint", "ParetoProgress",
     "ParetoResult", "TilingGrid", "adrs", "chain_tuples", "crowding_distance", "dominance_ranks",
-    "hypervolume", "nondominated", "normalised_hypervolume", "parse_objectives",
+    "hypervolume", "load_front", "nondominated", "normalised_hypervolume", "parse_objectives",
     "pareto_front", "reference_point",
 ]

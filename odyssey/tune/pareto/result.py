@@ -11,6 +11,8 @@ the largest value on the front (its nadir), unless the caller gives one.
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -170,3 +172,35 @@ def normalised_hypervolume(points: np.ndarray, reference: Sequence[float]) -> fl
         raise TunerError(f"the reference point {list(reference)} must be finite and positive")
     f = np.asarray(points, dtype=np.float64).reshape(-1, len(r))
     return hypervolume(f / r, np.ones(len(r)))
+
+
+def load_front(doc: Mapping[str, Any], csv_text: str | None = None) -> ParetoResult:
+    """The result an ``odyssey pareto`` ``front.json`` document describes (its :meth:`to_json`
+    with the command's metadata), to redraw its figure, recompute its hypervolume or report it.
+    The points come from ``doc["points"]`` or, for a document stored without them, from the
+    rows of its ``front.csv`` (``csv_text``), which hold every
+    objective as a whole number (exact for counts) and the throughput to 3 decimals."""
+    if "points" in doc:
+        points = tuple(_point(p, p["tiling"]) for p in doc["points"])
+    elif csv_text is not None:
+        points = tuple(_point(r, {k: int(v) for k, v in (t.split("=") for t in r["tiling"].split())})
+                       for r in csv.DictReader(io.StringIO(csv_text)))
+    else:
+        raise TunerError("the front.json document has no points; pass the text of its "
+                         "front.csv as csv_text")
+    objectives = tuple(doc["objectives"])
+    designs = tuple(DesignStats(d["design"], d["dataflow"], d["ordering"], d["legal_tilings"],
+                                d["evaluated"], d["on_front"]) for d in doc["designs"])
+    return ParetoResult(objectives, doc["method"], doc["status"], points,
+                        tuple(float(doc["reference"][o]) for o in objectives),
+                        float(doc["hypervolume"]), int(doc["evaluations"]), float(doc["seconds"]),
+                        doc["seed"], dict(doc["budget"]), str(doc["platform"]), designs)
+
+
+def _point(row: Mapping[str, Any], tiling: Mapping[str, int]) -> ParetoPoint:
+    """A point from a JSON point or a CSV row (the same keys; CSV values are text)."""
+    lat, gops, dsp, bram, uram, offchip = (float(row[f]) for f in FIELDS)
+    feasible = row["feasible"]
+    return ParetoPoint(row["design"], row["dataflow"], row["ordering"], dict(tiling), lat, gops,
+                       dsp, bram, uram, offchip,
+                       feasible if isinstance(feasible, bool) else feasible == "true")
