@@ -396,12 +396,15 @@ def pe_function(ctx: Ctx, variant: PEVariant, simd_lanes: int) -> Function:
     loops = ctx.pe_loops()
     compute: tuple[Stmt, ...] = tuple(body)
     d_dist = ctx.recurrence_distance()
+    # the pipeline's depth: the PE's own, and the operators a result passes on its way out of
+    # a PE that packs its own words (a start value, a scaling: pe_word_operators)
+    out_stages = word_stages(ctx, variant)
     for k, (var, _, trip, _) in enumerate(reversed(loops)):
         extra: tuple[Pragma, ...] = ()
         if k == 0 and d_dist is not None:
             extra = (Pragma(f"HLS DEPENDENCE variable=sums type=inter dependent=true distance={d_dist}"),)
         compute = (For(var, trip, compute, pipeline_ii=ii if k == 0 else None, extra_pragmas=extra,
-                       pipeline_depth=ctx.pe_depth(), depth_sym=ctx.pe_depth_sym(),
+                       pipeline_depth=ctx.pe_depth() + out_stages, depth_sym=ctx.pe_depth_sym() + out_stages,
                        ii_sym=ctx.pe_ii_sym() if k == 0 else None),)
     if not loops:
         compute = tuple(body)
@@ -440,6 +443,15 @@ def pe_word_operators(ctx: Ctx, variant: PEVariant) -> tuple[OperatorUse, ...]:
     return _drain_lane(ctx, variant, "s", "s", "0", const(1)).ops
 
 
+def word_stages(ctx: Ctx, variant: PEVariant) -> int:
+    """Cycles the operators of :func:`pe_word_operators` add to the PE's pipeline, one after
+    the other (0 where the PE does not pack its own words, or applies none)."""
+    if not ctx.pe_words:
+        return 0
+    lat = operator_latency(ctx.operands)
+    return sum(lat(u.op) for u in pe_word_operators(ctx, variant))
+
+
 def _emit_word(ctx: Ctx, variant: PEVariant, idx: str) -> tuple[tuple[Stmt, ...], Param]:
     """A finished result ``s`` (accumulator element ``idx``) on its way out of a PE that packs
     its own words (:attr:`Ctx.pe_words`): what a drain would do to it (a start value that is
@@ -452,7 +464,7 @@ def _emit_word(ctx: Ctx, variant: PEVariant, idx: str) -> tuple[tuple[Stmt, ...]
     port = next(p for p in lane.params if p.direction == "out")
     # the result is written in the pipeline's last stage, depth - 1 cycles after its
     # iteration issues: the timed simulation stamps the word then (no effect elsewhere)
-    lag = ctx.pe_depth() - 1
+    lag = ctx.pe_depth() + word_stages(ctx, variant) - 1
     write = (Line(f"ODYSSEY_WRITE_LAG({lag})"), StreamWrite(port.name, "ow" if out.packed else "r"),
              Line("ODYSSEY_WRITE_LAG(0)"))
     if not out.packed:

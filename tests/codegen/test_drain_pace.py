@@ -50,3 +50,18 @@ def test_the_model_follows_both_drains_and_the_pe_words_keep_pace(tmp_path: Path
     # a word per cycle down the chain: 24 PEs x 12 words, in 4,278 cycles with the former
     # single-element PE drains (2026-11-28), 2,048 with `+wd`, 1,979 with the PEs' own words
     assert own_sim <= word_sim < 0.6 * 4278
+
+
+def test_a_scaled_result_lengthens_the_pe_pipeline() -> None:
+    """Closed form: a PE that packs its own words and scales each result (PolyBench trmm_oop,
+    ``Out = alpha * Out``) has a pipeline of 2 + its product + its accumulation + the scaling
+    multiply (fp32: 2 + 4 + 8 + 4 = 18 stages), and writes its word in the last stage: the
+    printed write lag is depth - 1 (the descriptor's PE loop is given the same depth; the
+    multiply's stages were missing until 2026-11-28, a lag of 13)."""
+    from odyssey.platforms import op_cost
+
+    ks = analyse(load_scop(bundled_kernel("polybench/trmm_oop"), {}))
+    gen = generate(ks, ks.design("i-ij.k"), {"T_i1": 8, "T_j1": 8, "T_k1": 8, "T_i2": 2, "T_j2": 2, "T_k2": 1})
+    mul, add = op_cost("float", "mul")[1], op_cost("float", "add")[1]
+    depth = 2 + mul + add + mul
+    assert f"ODYSSEY_WRITE_LAG({depth - 1})" in dict(gen.files)["kernel.cpp"]
