@@ -200,3 +200,18 @@ def test_bundles_and_memory_banks_are_checked(tmp_path: Path) -> None:
     assert any(w.startswith("bundle `") and "HBM[31]" in w for w in whats), whats
     assert "`A` is bound 2 times in connectivity.cfg" in whats
     assert "m_axi port `B` names no bundle" in whats
+
+
+def test_every_position_of_a_process_kind_is_one_module(tmp_path: Path) -> None:
+    """A process's position is an argument, not a template: the printed code has no template,
+    each kind of process is one function (one synthesized module), and the check counts the
+    modules apart from the processes, PE<i, j> labels kept."""
+    out = _mm_design(tmp_path, "ij-ij.k")
+    text = (out / "kernel.cpp").read_text()
+    assert "template <" not in text
+    report = check_design(out, clock_mhz=300.0)
+    defined = set(re.findall(r"^void (\w+)\(", text, re.M))
+    assert set(report.modules) <= defined and len(report.modules) < len(report.processes)
+    assert {p.split("<")[0] for p in report.processes} == set(report.modules)
+    assert any(re.fullmatch(r"PE\w*<\d+, \d+>", p) for p in report.processes)
+    assert report.as_json()["modules"] == len(report.modules)
