@@ -201,7 +201,7 @@ def pe_word_registers(ctx: Ctx, own_ops: tuple[OperatorUse, ...]) -> tuple[Regis
     PE's own)."""
     lanes = ctx.output.lanes_sym
     out = [RegisterUse("word", where(lt(1, lanes), lanes * ctx.output.bits, 0), const(1))]
-    stages = sum(operator_latency(ctx.operands)(u.op) for u in own_ops)
+    stages = _serial_latency(ctx, own_ops)
     if stages:
         out.append(RegisterUse("stage", const(1), const(stages)))
     if ctx.tree_lanes:
@@ -443,13 +443,16 @@ def pe_word_operators(ctx: Ctx, variant: PEVariant) -> tuple[OperatorUse, ...]:
     return _drain_lane(ctx, variant, "s", "s", "0", const(1)).ops
 
 
+def _serial_latency(ctx: Ctx, ops: tuple[OperatorUse, ...]) -> int:
+    """Cycles of ``ops`` applied one after the other (:func:`operator_latency`)."""
+    lat = operator_latency(ctx.operands)
+    return sum(lat(u.op) for u in ops)
+
+
 def word_stages(ctx: Ctx, variant: PEVariant) -> int:
     """Cycles the operators of :func:`pe_word_operators` add to the PE's pipeline, one after
     the other (0 where the PE does not pack its own words, or applies none)."""
-    if not ctx.pe_words:
-        return 0
-    lat = operator_latency(ctx.operands)
-    return sum(lat(u.op) for u in pe_word_operators(ctx, variant))
+    return _serial_latency(ctx, pe_word_operators(ctx, variant)) if ctx.pe_words else 0
 
 
 def _emit_word(ctx: Ctx, variant: PEVariant, idx: str) -> tuple[tuple[Stmt, ...], Param]:
@@ -464,7 +467,7 @@ def _emit_word(ctx: Ctx, variant: PEVariant, idx: str) -> tuple[tuple[Stmt, ...]
     port = next(p for p in lane.params if p.direction == "out")
     # the result is written in the pipeline's last stage, depth - 1 cycles after its
     # iteration issues: the timed simulation stamps the word then (no effect elsewhere)
-    lag = ctx.pe_depth() + word_stages(ctx, variant) - 1
+    lag = ctx.pe_depth() + _serial_latency(ctx, lane.ops) - 1
     write = (Line(f"ODYSSEY_WRITE_LAG({lag})"), StreamWrite(port.name, "ow" if out.packed else "r"),
              Line("ODYSSEY_WRITE_LAG(0)"))
     if not out.packed:

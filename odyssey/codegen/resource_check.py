@@ -399,7 +399,6 @@ def witness(design_dir: Path, *, costs: FabricCosts | None = None) -> ResourceWi
     return out
 
 
-
 def _interfaces(funcs: dict[str, CFunction], src: str, types: dict[str, int], costs: FabricCosts) -> Usage:
     out = Usage(lut=costs.s_axilite.lut, ff=costs.s_axilite.ff)
     top = funcs.get("kernel0")

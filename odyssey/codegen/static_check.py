@@ -84,15 +84,18 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     processes: list[str] = field(default_factory=list)
-    #: the distinct functions the processes call: the modules HLS synthesizes (one per
-    #: function, instantiated per call)
-    modules: list[str] = field(default_factory=list)
     channels: int = 0
     loops: list[LoopII] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def modules(self) -> list[str]:
+        """The distinct functions the processes call: the modules HLS synthesizes (one per
+        function, instantiated per call)."""
+        return sorted({p.split("<")[0] for p in self.processes})
 
     def as_json(self) -> dict[str, object]:
         return {"ok": self.ok, "processes": len(self.processes), "modules": len(self.modules),
@@ -400,7 +403,6 @@ def _check_region(region: CFunction, funcs: dict[str, CFunction], report: CheckR
             if "in" in use:
                 consumers[arg].append(k)
     report.processes.extend(calls)
-    report.modules.extend(sorted({c.split("<")[0] for c in calls} - set(report.modules)))
     for ch, kind in declared.items():
         p, c = producers[ch], consumers[ch]
         if len(p) != 1 or len(c) != 1:
